@@ -1,0 +1,1 @@
+//! Control-flow analysis.

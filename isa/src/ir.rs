@@ -1,0 +1,662 @@
+//! The PTX intermediate representation: what the parser produces and every later stage reads.
+//!
+//! **API boundary.** The simulator, the analyses and the semantic models all consume this IR.
+//! Design rules:
+//! - Names are resolved: registers are `RegId`s into their function's register table, branch
+//!   targets are instruction indices (`Pc`), variables are `SymbolId`s, callees are `FuncId`s.
+//! - Immediates are already converted to the bit pattern of the instruction's type.
+//! - Every instruction carries the `Span` of its source text so that any later error can name
+//!   the file, line and column.
+
+use crate::span::Span;
+
+/// Index of an instruction inside its function's body.
+pub type Pc = u32;
+
+/// Index into `Function::regs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RegId(pub u32);
+
+/// Index into `Module::symbols`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SymbolId(pub u32);
+
+/// Index into `Module::functions`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncId(pub u32);
+
+/// PTX fundamental types (PTX ISA §5.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    B8,
+    B16,
+    B32,
+    B64,
+    B128,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    F16x2,
+    Bf16,
+    Bf16x2,
+    F32,
+    F64,
+    Pred,
+}
+
+impl Type {
+    /// Size in bytes (a predicate is stored as one byte).
+    pub fn size(self) -> u32 {
+        use Type::*;
+        match self {
+            B8 | U8 | S8 | Pred => 1,
+            B16 | U16 | S16 | F16 | Bf16 => 2,
+            B32 | U32 | S32 | F32 | F16x2 | Bf16x2 => 4,
+            B64 | U64 | S64 | F64 => 8,
+            B128 => 16,
+        }
+    }
+    pub fn bits(self) -> u32 {
+        self.size() * 8
+    }
+    pub fn is_signed(self) -> bool {
+        matches!(self, Type::S8 | Type::S16 | Type::S32 | Type::S64)
+    }
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            Type::F16 | Type::F16x2 | Type::Bf16 | Type::Bf16x2 | Type::F32 | Type::F64
+        )
+    }
+    /// Mask selecting the value bits of this type in a 64-bit register slot.
+    pub fn mask(self) -> u64 {
+        match self.bits() {
+            64 | 128 => u64::MAX,
+            8 if self == Type::Pred => 1,
+            b => (1u64 << b) - 1,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        use Type::*;
+        match self {
+            B8 => "b8",
+            B16 => "b16",
+            B32 => "b32",
+            B64 => "b64",
+            B128 => "b128",
+            U8 => "u8",
+            U16 => "u16",
+            U32 => "u32",
+            U64 => "u64",
+            S8 => "s8",
+            S16 => "s16",
+            S32 => "s32",
+            S64 => "s64",
+            F16 => "f16",
+            F16x2 => "f16x2",
+            Bf16 => "bf16",
+            Bf16x2 => "bf16x2",
+            F32 => "f32",
+            F64 => "f64",
+            Pred => "pred",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Type> {
+        use Type::*;
+        Some(match s {
+            "b8" => B8,
+            "b16" => B16,
+            "b32" => B32,
+            "b64" => B64,
+            "b128" => B128,
+            "u8" => U8,
+            "u16" => U16,
+            "u32" => U32,
+            "u64" => U64,
+            "s8" => S8,
+            "s16" => S16,
+            "s32" => S32,
+            "s64" => S64,
+            "f16" => F16,
+            "f16x2" => F16x2,
+            "bf16" => Bf16,
+            "bf16x2" => Bf16x2,
+            "f32" => F32,
+            "f64" => F64,
+            "pred" => Pred,
+            _ => return None,
+        })
+    }
+}
+
+/// State spaces (PTX ISA §5.1). `Generic` is an address without a space qualifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    Generic,
+    Global,
+    Shared,
+    Local,
+    Const,
+    Param,
+}
+
+impl Space {
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Generic => "generic",
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Local => "local",
+            Space::Const => "const",
+            Space::Param => "param",
+        }
+    }
+}
+
+/// Cache operators of ld/st (PTX ISA §9.7.9.1). `None` in the IR means the default (.ca / .wb).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CacheOp {
+    Ca,
+    Cg,
+    Cs,
+    Lu,
+    Cv,
+    Wb,
+    Wt,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    X,
+    Y,
+    Z,
+}
+
+/// Special registers (PTX ISA §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpecialReg {
+    Tid(Dim),
+    Ntid(Dim),
+    Ctaid(Dim),
+    Nctaid(Dim),
+    LaneId,
+    WarpId,
+    NWarpId,
+    SmId,
+    NSmId,
+    GridId,
+    Clock,
+    Clock64,
+    LanemaskEq,
+    LanemaskLe,
+    LanemaskLt,
+    LanemaskGe,
+    LanemaskGt,
+    DynamicSmemSize,
+    TotalSmemSize,
+    GlobalTimer,
+}
+
+/// Floating-point / integer rounding modifiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Round {
+    /// IEEE round to nearest even (`.rn`).
+    Rn,
+    /// toward zero (`.rz`)
+    Rz,
+    /// toward -inf (`.rm`)
+    Rm,
+    /// toward +inf (`.rp`)
+    Rp,
+    /// integer rounding: nearest even (`.rni`)
+    Rni,
+    /// integer rounding: toward zero (`.rzi`)
+    Rzi,
+    /// integer rounding: toward -inf (`.rmi`)
+    Rmi,
+    /// integer rounding: toward +inf (`.rpi`)
+    Rpi,
+    /// `.rna`, nearest with ties away from zero (cvt to tf32 only)
+    Rna,
+}
+
+/// Modifiers shared by the arithmetic instructions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Mods {
+    pub rnd: Option<Round>,
+    pub ftz: bool,
+    pub sat: bool,
+    /// `.approx` (or `.full` for div, which we treat the same way: correctly rounded is allowed).
+    pub approx: bool,
+}
+
+/// Arithmetic, logic and special-function operations that read up to three operands and write
+/// one register. The lane-level semantics are `semantics::arith`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    /// `mul.lo` (and float `mul`)
+    Mul,
+    MulHi,
+    /// `mul.wide`: the destination is twice the width of `ty`
+    MulWide,
+    /// `mad.lo` (and float `mad`, which is fma)
+    Mad,
+    MadHi,
+    /// `mad.wide`: c and d are twice the width of `ty`
+    MadWide,
+    Mul24Lo,
+    Mul24Hi,
+    Mad24Lo,
+    Mad24Hi,
+    Div,
+    Rem,
+    Abs,
+    Neg,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Not,
+    Cnot,
+    Shl,
+    Shr,
+    /// `bfe d, a, pos, len`
+    Bfe,
+    Brev,
+    Popc,
+    Clz,
+    /// `prmt.b32{.mode} d, a, b, c`
+    Prmt(PrmtMode),
+    Fma,
+    Rcp,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Lg2,
+    Ex2,
+    Tanh,
+    Copysign,
+    /// `sad d, a, b, c` = |a-b| + c
+    Sad,
+}
+
+impl ArithOp {
+    /// Number of source operands.
+    pub fn arity(self) -> usize {
+        use ArithOp::*;
+        match self {
+            Abs | Neg | Not | Cnot | Brev | Popc | Clz | Rcp | Sqrt | Rsqrt | Sin | Cos | Lg2
+            | Ex2 | Tanh => 1,
+            Mad | MadHi | MadWide | Mad24Lo | Mad24Hi | Bfe | Prmt(_) | Fma | Sad => 3,
+            _ => 2,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PrmtMode {
+    Default,
+    F4e,
+    B4e,
+    Rc8,
+    Ecl,
+    Ecr,
+    Rc16,
+}
+
+/// Comparison operators of setp/set (PTX ISA §9.7.3.1): the ordered and unordered float ones
+/// and the unsigned integer aliases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+/// Atomic and reduction operations (PTX ISA §9.7.12.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomOp {
+    And,
+    Or,
+    Xor,
+    Cas,
+    Exch,
+    Add,
+    Inc,
+    Dec,
+    Min,
+    Max,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatchMode {
+    Any,
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarRed {
+    Popc,
+    And,
+    Or,
+}
+
+/// What a `bar`/`barrier` instruction does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarKind {
+    /// `bar.sync` / `barrier.sync` / `bar.cta.sync`: arrive and wait
+    Sync,
+    /// `bar.arrive`: arrive, do not wait
+    Arrive,
+    /// `bar.red.{popc,and,or}`: arrive, wait, reduce a predicate
+    Red(BarRed),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FenceLevel {
+    Cta,
+    Gpu,
+    Sys,
+}
+
+/// A source operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    Reg(RegId),
+    /// A predicate register read negated (`!%p`), for setp/selp/vote combinations.
+    NotReg(RegId),
+    /// Bits of the immediate in the instruction's operand type.
+    Imm(u64),
+    Special(SpecialReg),
+    /// The address of a variable (in its own space), e.g. `mov.u64 %rd, shared_array;`.
+    Symbol(SymbolId),
+    /// The address of a function, for indirect calls.
+    Func(FuncId),
+}
+
+/// The base of an address expression `[base+offset]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddrBase {
+    Reg(RegId),
+    Symbol(SymbolId),
+    /// An absolute address `[1024]`.
+    Abs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Address {
+    pub base: AddrBase,
+    pub offset: i64,
+}
+
+/// Up to four registers, for vector loads and stores (`.v2`, `.v4`) and `mov` (un)packing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegVec {
+    pub regs: [RegId; 4],
+    pub len: u8,
+}
+
+impl RegVec {
+    pub fn one(r: RegId) -> RegVec {
+        RegVec { regs: [r; 4], len: 1 }
+    }
+    pub fn as_slice(&self) -> &[RegId] {
+        &self.regs[..self.len as usize]
+    }
+}
+
+/// Up to four source operands for a vector store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OpVec {
+    pub ops: [Operand; 4],
+    pub len: u8,
+}
+
+impl OpVec {
+    pub fn as_slice(&self) -> &[Operand] {
+        &self.ops[..self.len as usize]
+    }
+}
+
+/// The instruction proper. Exhaustive matches over `Op` list every place a new instruction
+/// touches (see `docs/adding-an-instruction.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// `mov d, a`; with `pack`/`unpack` it moves between a wide register and a vector of
+    /// narrow ones (`mov.b64 %rd, {%r1,%r2}` / `mov.b64 {%r1,%r2}, %rd`).
+    Mov { ty: Type, d: RegId, a: Operand },
+    MovPack { ty: Type, d: RegId, parts: OpVec },
+    MovUnpack { ty: Type, d: RegVec, a: Operand },
+    Arith { op: ArithOp, ty: Type, mods: Mods, d: RegId, a: Operand, b: Operand, c: Operand },
+    /// `bfi d, a, b, pos, len`
+    Bfi { ty: Type, d: RegId, a: Operand, b: Operand, pos: Operand, len: Operand },
+    /// `setp.cmp{.bop}.ty p[|q], a, b{, {!}c}`
+    Setp { cmp: Cmp, ty: Type, ftz: bool, p: RegId, q: Option<RegId>, a: Operand, b: Operand, comb: Option<(BoolOp, Operand)> },
+    /// `set.cmp{.bop}.dty.sty d, a, b{, {!}c}`: d is all ones (or 1.0f) when true
+    Set { cmp: Cmp, dty: Type, sty: Type, ftz: bool, d: RegId, a: Operand, b: Operand, comb: Option<(BoolOp, Operand)> },
+    /// `selp.ty d, a, b, c`: c ? a : b
+    Selp { ty: Type, d: RegId, a: Operand, b: Operand, c: Operand },
+    /// `slct.dty.cty d, a, b, c`: c >= 0 ? a : b
+    Slct { dty: Type, cty: Type, ftz: bool, d: RegId, a: Operand, b: Operand, c: Operand },
+    Cvt { dty: Type, sty: Type, mods: Mods, d: RegId, a: Operand },
+    /// `cvta{.to}.space.size d, a`
+    Cvta { to_space: bool, space: Space, ty: Type, d: RegId, a: Operand },
+    Ld { space: Space, cop: Option<CacheOp>, volatile: bool, ty: Type, d: RegVec, addr: Address },
+    St { space: Space, cop: Option<CacheOp>, volatile: bool, ty: Type, addr: Address, src: OpVec },
+    /// `atom` (d is Some) and `red` (d is None).
+    Atom { space: Space, op: AtomOp, ty: Type, d: Option<RegId>, addr: Address, b: Operand, c: Option<Operand> },
+    Bar { kind: BarKind, id: Operand, count: Option<Operand>, red: Option<(RegId, Operand)>, aligned: bool },
+    /// `bar.warp.sync mask`
+    WarpSync { mask: Operand },
+    Fence { level: FenceLevel },
+    /// `shfl.sync.mode.b32 d[|p], a, b, c, membermask`
+    Shfl { mode: ShflMode, d: RegId, p: Option<RegId>, a: Operand, b: Operand, c: Operand, mask: Operand },
+    /// `vote.sync.mode.{pred,b32} d, {!}a, membermask`
+    Vote { mode: VoteMode, d: RegId, a: Operand, mask: Operand },
+    /// `match.{any,all}.sync.b32/b64 d[|p], a, membermask`
+    Match { mode: MatchMode, ty: Type, d: RegId, p: Option<RegId>, a: Operand, mask: Operand },
+    /// `activemask.b32 d`
+    ActiveMask { d: RegId },
+    Bra { target: Pc, uni: bool },
+    /// `brx.idx index, table`: the table's labels, resolved.
+    BrxIdx { index: Operand, targets: Vec<Pc>, uni: bool },
+    /// `call (rets), func, (args)`; `targets` lists the possible callees of an indirect call
+    /// (`call ..., %r, (args), prototype_or_table`).
+    Call { callee: Callee, rets: Vec<SymbolId>, args: Vec<Operand>, uni: bool },
+    Ret { uni: bool },
+    Exit,
+    Trap,
+    /// Formal-model token instructions (Habermaier 2011, §5.4).
+    Ssy { target: Pc },
+    Sync,
+    PreBrk { target: Pc },
+    Brk,
+    PreRet { target: Pc },
+    Nop,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Callee {
+    Direct(FuncId),
+    Indirect { reg: RegId, targets: Vec<FuncId> },
+}
+
+/// `@p` or `@!p`
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Guard {
+    pub reg: RegId,
+    pub negated: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    pub guard: Option<Guard>,
+    pub op: Op,
+    pub span: Span,
+}
+
+/// One register of a function's register table (a `.reg` declaration, expanded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegInfo {
+    pub name: String,
+    pub ty: Type,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FuncKind {
+    /// `.entry`: a kernel
+    Entry,
+    /// `.func`: a device function
+    Func,
+}
+
+/// A `.param` of an entry or function (or a return parameter of a function).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub symbol: SymbolId,
+    pub ty: Type,
+    /// Number of elements for array params (`.param .align 8 .b8 p[16]`), else 1.
+    pub count: u32,
+    pub align: u32,
+}
+
+impl Param {
+    pub fn size(&self) -> u32 {
+        self.ty.size() * self.count
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub kind: FuncKind,
+    pub params: Vec<Param>,
+    pub rets: Vec<Param>,
+    pub regs: Vec<RegInfo>,
+    pub body: Vec<Inst>,
+    /// Label name → pc, for printing and for tools. Labels of inner `{}` scopes are renamed
+    /// `name%N` so names stay unique.
+    pub labels: Vec<(String, Pc)>,
+    /// `.local` and `.param` variables declared in the body (per-thread, per activation).
+    pub frame_vars: Vec<SymbolId>,
+    /// Bytes of per-thread frame memory for `frame_vars` (params first, see `Symbol::offset`).
+    pub frame_bytes: u32,
+    /// `.maxntid`, `.reqntid` etc. are accepted and recorded here when present.
+    pub max_ntid: Option<[u32; 3]>,
+    /// True when the body was written with explicit token instructions, or had them inserted.
+    pub has_tokens: bool,
+    pub span: Span,
+}
+
+impl Function {
+    pub fn label_at(&self, pc: Pc) -> Option<&str> {
+        self.labels.iter().find(|(_, p)| *p == pc).map(|(n, _)| n.as_str())
+    }
+}
+
+/// Module- or function-scope variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Symbol {
+    pub name: String,
+    pub space: Space,
+    pub ty: Type,
+    /// Element count (1 for a scalar; 0 for an unsized `extern .shared` array).
+    pub count: u32,
+    pub align: u32,
+    /// Initial bytes for `.global`/`.const` with initialisers (little-endian), else empty.
+    pub init: Vec<u8>,
+    pub is_extern: bool,
+    /// For frame variables (function `.param`/`.local`): byte offset in the frame.
+    /// For module `.shared`: offset in the CTA's static shared segment.
+    /// For module `.global`/`.const`: offset in the module's segment of that space.
+    pub offset: u64,
+    /// Function that owns a frame variable or parameter.
+    pub owner: Option<FuncId>,
+    pub span: Span,
+}
+
+impl Symbol {
+    pub fn size(&self) -> u64 {
+        self.ty.size() as u64 * self.count as u64
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    pub file: String,
+    pub version: (u32, u32),
+    pub target: String,
+    pub address_size: u32,
+    pub symbols: Vec<Symbol>,
+    pub functions: Vec<Function>,
+    /// Bytes of module-scope static `.shared`, `.global` and `.const` data.
+    pub shared_bytes: u64,
+    pub global_bytes: u64,
+    pub const_bytes: u64,
+}
+
+impl Module {
+    pub fn function(&self, id: FuncId) -> &Function {
+        &self.functions[id.0 as usize]
+    }
+    pub fn symbol(&self, id: SymbolId) -> &Symbol {
+        &self.symbols[id.0 as usize]
+    }
+    pub fn find_function(&self, name: &str) -> Option<FuncId> {
+        self.functions
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| FuncId(i as u32))
+    }
+    pub fn entries(&self) -> impl Iterator<Item = &Function> {
+        self.functions.iter().filter(|f| f.kind == FuncKind::Entry)
+    }
+}

@@ -1,0 +1,1 @@
+//! PTX lexer (logos).

@@ -1,0 +1,1 @@
+//! Printing IR back as PTX text.

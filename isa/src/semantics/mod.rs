@@ -1,0 +1,1 @@
+//! Pure per-lane instruction semantics.

@@ -1,0 +1,1 @@
+//! gpusim simulator library.
