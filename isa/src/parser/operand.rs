@@ -1,0 +1,300 @@
+//! Operands: raw syntax first (`RawOp`), then conversion to IR operands once the instruction
+//! says which type each position has (so `1.5` becomes f32 bits in an `add.f32`).
+
+use super::body::Body;
+use super::cursor::PResult;
+use super::decl::Const;
+use super::ModuleParser;
+use crate::ir::*;
+use crate::lexer::Tok;
+use crate::span::Span;
+
+#[derive(Clone, Debug)]
+pub(crate) enum RawOp {
+    Name(String, Span),
+    NotName(String, Span),
+    Special(SpecialReg, Span),
+    Imm(Const, Span),
+    /// `[base+offset]`; base None for an absolute address.
+    Addr(Option<(String, Span)>, i64, Span),
+    Vec(Vec<RawOp>, Span),
+    /// `a|b`, for dual destinations.
+    Pair(Box<RawOp>, Box<RawOp>, Span),
+    Sink(Span),
+    /// `(a, b)`, the return and argument lists of `call`.
+    List(Vec<RawOp>, Span),
+}
+
+impl RawOp {
+    pub fn span(&self) -> Span {
+        match self {
+            RawOp::Name(_, s)
+            | RawOp::NotName(_, s)
+            | RawOp::Special(_, s)
+            | RawOp::Imm(_, s)
+            | RawOp::Addr(_, _, s)
+            | RawOp::Vec(_, s)
+            | RawOp::Pair(_, _, s)
+            | RawOp::Sink(s)
+            | RawOp::List(_, s) => *s,
+        }
+    }
+}
+
+fn special(name: &str, dim: Option<&str>) -> Option<SpecialReg> {
+    let d = match dim {
+        Some(".x") => Some(Dim::X),
+        Some(".y") => Some(Dim::Y),
+        Some(".z") => Some(Dim::Z),
+        _ => None,
+    };
+    Some(match (name, d) {
+        ("%tid", Some(d)) => SpecialReg::Tid(d),
+        ("%ntid", Some(d)) => SpecialReg::Ntid(d),
+        ("%ctaid", Some(d)) => SpecialReg::Ctaid(d),
+        ("%nctaid", Some(d)) => SpecialReg::Nctaid(d),
+        ("%laneid", None) => SpecialReg::LaneId,
+        ("%warpid", None) => SpecialReg::WarpId,
+        ("%nwarpid", None) => SpecialReg::NWarpId,
+        ("%smid", None) => SpecialReg::SmId,
+        ("%nsmid", None) => SpecialReg::NSmId,
+        ("%gridid", None) => SpecialReg::GridId,
+        ("%clock", None) => SpecialReg::Clock,
+        ("%clock64", None) => SpecialReg::Clock64,
+        ("%lanemask_eq", None) => SpecialReg::LanemaskEq,
+        ("%lanemask_le", None) => SpecialReg::LanemaskLe,
+        ("%lanemask_lt", None) => SpecialReg::LanemaskLt,
+        ("%lanemask_ge", None) => SpecialReg::LanemaskGe,
+        ("%lanemask_gt", None) => SpecialReg::LanemaskGt,
+        ("%dynamic_smem_size", None) => SpecialReg::DynamicSmemSize,
+        ("%total_smem_size", None) => SpecialReg::TotalSmemSize,
+        ("%globaltimer", None) => SpecialReg::GlobalTimer,
+        _ => return None,
+    })
+}
+
+impl<'a> ModuleParser<'a> {
+    /// Operands up to the terminating `;` (consumed).
+    pub(crate) fn raw_operands(&mut self) -> PResult<Vec<RawOp>> {
+        let mut ops = Vec::new();
+        if self.c.eat(&Tok::Semi) {
+            return Ok(ops);
+        }
+        loop {
+            ops.push(self.raw_pair()?);
+            if self.c.eat(&Tok::Semi) {
+                return Ok(ops);
+            }
+            self.c.expect(&Tok::Comma, "`,` or `;`")?;
+        }
+    }
+
+    fn raw_pair(&mut self) -> PResult<RawOp> {
+        let first = self.raw_operand()?;
+        if self.c.eat(&Tok::Pipe) {
+            let second = self.raw_operand()?;
+            let span = first.span();
+            return Ok(RawOp::Pair(Box::new(first), Box::new(second), span));
+        }
+        Ok(first)
+    }
+
+    fn raw_operand(&mut self) -> PResult<RawOp> {
+        let span = self.c.span();
+        match self.c.peek().cloned() {
+            Some(Tok::Ident(name)) => {
+                self.c.bump()?;
+                if name == "_" {
+                    return Ok(RawOp::Sink(span));
+                }
+                if name.starts_with('%') {
+                    let dim = match self.c.peek() {
+                        Some(Tok::Dot(d)) if matches!(d.as_str(), ".x" | ".y" | ".z") => Some(d.clone()),
+                        _ => None,
+                    };
+                    if let Some(s) = special(&name, dim.as_deref()) {
+                        if dim.is_some() {
+                            self.c.bump()?;
+                        }
+                        return Ok(RawOp::Special(s, span));
+                    }
+                }
+                // `sym+4` as an operand (address of a variable plus an offset) is folded into
+                // an address with an immediate by the caller when it needs one.
+                Ok(RawOp::Name(name, span))
+            }
+            Some(Tok::Bang) => {
+                self.c.bump()?;
+                let (name, nspan) = self.c.expect_ident("a predicate register")?;
+                Ok(RawOp::NotName(name, nspan))
+            }
+            Some(Tok::LBracket) => {
+                self.c.bump()?;
+                self.raw_address(span)
+            }
+            Some(Tok::LBrace) => {
+                self.c.bump()?;
+                let mut items = Vec::new();
+                loop {
+                    items.push(self.raw_operand()?);
+                    if self.c.eat(&Tok::RBrace) {
+                        return Ok(RawOp::Vec(items, span));
+                    }
+                    self.c.expect(&Tok::Comma, "`,` or `}`")?;
+                }
+            }
+            Some(Tok::LParen) => {
+                self.c.bump()?;
+                let mut items = Vec::new();
+                if self.c.eat(&Tok::RParen) {
+                    return Ok(RawOp::List(items, span));
+                }
+                loop {
+                    items.push(self.raw_operand()?);
+                    if self.c.eat(&Tok::RParen) {
+                        return Ok(RawOp::List(items, span));
+                    }
+                    self.c.expect(&Tok::Comma, "`,` or `)`")?;
+                }
+            }
+            Some(Tok::Minus | Tok::Int(_) | Tok::Float(_) | Tok::F32Bits(_) | Tok::F64Bits(_)) => {
+                let v = self.const_expr()?;
+                Ok(RawOp::Imm(v, span))
+            }
+            _ => Err(self.c.unexpected("an operand")),
+        }
+    }
+
+    fn raw_address(&mut self, span: Span) -> PResult<RawOp> {
+        let base = match self.c.peek().cloned() {
+            Some(Tok::Ident(n)) => {
+                let s = self.c.span();
+                self.c.bump()?;
+                Some((n, s))
+            }
+            _ => None,
+        };
+        let mut offset = 0i64;
+        if base.is_none() {
+            match self.const_expr()? {
+                Const::Int(v) => offset = v,
+                Const::Float(_) => return Err(self.c.err(span, "an address must be an integer")),
+            }
+        } else if matches!(self.c.peek(), Some(Tok::Plus | Tok::Minus)) {
+            let neg = self.c.peek() == Some(&Tok::Minus);
+            self.c.bump()?;
+            match self.const_expr()? {
+                Const::Int(v) => offset = if neg { v.wrapping_neg() } else { v },
+                Const::Float(_) => return Err(self.c.err(span, "an address offset must be an integer")),
+            }
+        }
+        self.c.expect(&Tok::RBracket, "`]`")?;
+        Ok(RawOp::Addr(base, offset, span))
+    }
+
+    /// A source operand of type `ty`.
+    pub(crate) fn src(&mut self, b: &mut Body, raw: &RawOp, ty: Type) -> PResult<Operand> {
+        match raw {
+            RawOp::Name(n, s) => self.name_operand(b, n, *s),
+            RawOp::NotName(n, s) => match b.lookup_reg(n) {
+                Some(r) => Ok(Operand::NotReg(r)),
+                None => Err(self.c.err(*s, format!("undefined register `{n}`"))),
+            },
+            RawOp::Special(sr, _) => Ok(Operand::Special(*sr)),
+            RawOp::Imm(v, s) => {
+                if matches!(v, Const::Float(_)) && !ty.is_float() {
+                    return Err(self.c.err(*s, format!("a floating-point literal cannot be a .{} operand", ty.name())));
+                }
+                Ok(Operand::Imm(v.to_bits(ty)))
+            }
+            other => Err(self.c.err(other.span(), "expected a register, immediate or symbol here")),
+        }
+    }
+
+    fn name_operand(&mut self, b: &mut Body, n: &str, s: Span) -> PResult<Operand> {
+        if let Some(r) = b.lookup_reg(n) {
+            return Ok(Operand::Reg(r));
+        }
+        if let Some(sym) = b.lookup_sym(n).or_else(|| self.globals.get(n).copied()) {
+            return Ok(Operand::Symbol(sym));
+        }
+        if self.funcs.contains_key(n) {
+            let id = self.func_id(n, Some(s));
+            return Ok(Operand::Func(id));
+        }
+        let what = if n.starts_with('%') { "register" } else { "identifier" };
+        Err(self.c.err(s, format!("undefined {what} `{n}`")))
+    }
+
+    /// A destination register; `_` is a sink.
+    pub(crate) fn dst(&mut self, b: &mut Body, raw: &RawOp) -> PResult<RegId> {
+        match raw {
+            RawOp::Name(n, s) => b
+                .lookup_reg(n)
+                .ok_or_else(|| self.c.err(*s, format!("undefined register `{n}`"))),
+            RawOp::Sink(_) => Ok(b.sink_reg()),
+            other => Err(self.c.err(other.span(), "expected a destination register")),
+        }
+    }
+
+    pub(crate) fn addr(&mut self, b: &mut Body, raw: &RawOp) -> PResult<Address> {
+        match raw {
+            RawOp::Addr(None, off, _) => Ok(Address { base: AddrBase::Abs, offset: *off }),
+            RawOp::Addr(Some((n, s)), off, _) => {
+                if let Some(r) = b.lookup_reg(n) {
+                    return Ok(Address { base: AddrBase::Reg(r), offset: *off });
+                }
+                if let Some(sym) = b.lookup_sym(n).or_else(|| self.globals.get(n).copied()) {
+                    return Ok(Address { base: AddrBase::Symbol(sym), offset: *off });
+                }
+                Err(self.c.err(*s, format!("undefined identifier `{n}` in an address")))
+            }
+            other => Err(self.c.err(other.span(), "expected an address `[...]`")),
+        }
+    }
+
+    pub(crate) fn dst_vec(&mut self, b: &mut Body, raw: &RawOp) -> PResult<RegVec> {
+        match raw {
+            RawOp::Vec(items, s) => {
+                if items.is_empty() || items.len() > 4 {
+                    return Err(self.c.err(*s, "a vector operand has 1, 2 or 4 elements"));
+                }
+                let mut v = RegVec { regs: [RegId(0); 4], len: items.len() as u8 };
+                for (i, it) in items.iter().enumerate() {
+                    v.regs[i] = self.dst(b, it)?;
+                }
+                Ok(v)
+            }
+            other => Ok(RegVec::one(self.dst(b, other)?)),
+        }
+    }
+
+    pub(crate) fn src_vec(&mut self, b: &mut Body, raw: &RawOp, ty: Type) -> PResult<OpVec> {
+        let items: Vec<RawOp> = match raw {
+            RawOp::Vec(items, _) => items.clone(),
+            other => vec![other.clone()],
+        };
+        if items.is_empty() || items.len() > 4 {
+            return Err(self.c.err(raw.span(), "a vector operand has 1, 2 or 4 elements"));
+        }
+        let mut v = OpVec { ops: [Operand::Imm(0); 4], len: items.len() as u8 };
+        for (i, it) in items.iter().enumerate() {
+            v.ops[i] = match it {
+                RawOp::Sink(_) => Operand::Imm(0),
+                _ => self.src(b, it, ty)?,
+            };
+        }
+        Ok(v)
+    }
+
+    pub(crate) fn label_ref(&mut self, b: &mut Body, raw: &RawOp, inst: usize) -> PResult<()> {
+        let RawOp::Name(n, s) = raw else {
+            return Err(self.c.err(raw.span(), "expected a label"));
+        };
+        let unique = b
+            .lookup_label(n)
+            .ok_or_else(|| self.c.err(*s, format!("undefined label `{n}`")))?;
+        b.fixups.push(super::body::Fixup { inst, label: unique, span: *s });
+        Ok(())
+    }
+}
