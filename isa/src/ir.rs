@@ -303,6 +303,15 @@ impl ArithOp {
     }
 }
 
+/// Extended-precision ops that read and write the carry flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CarryOp {
+    Add,
+    Sub,
+    MadLo,
+    MadHi,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PrmtMode {
     Default,
@@ -476,6 +485,13 @@ pub enum Op {
     MovPack { ty: Type, d: RegId, parts: OpVec },
     MovUnpack { ty: Type, d: RegVec, a: Operand },
     Arith { op: ArithOp, ty: Type, mods: Mods, d: RegId, a: Operand, b: Operand, c: Operand },
+    /// `add.cc`, `addc{.cc}`, `sub.cc`, `subc{.cc}`, `mad{.lo,.hi}.cc`, `madc{.lo,.hi}{.cc}`;
+    /// `cc` is the hidden per-thread carry-flag register.
+    Carry { op: CarryOp, ty: Type, cc_in: bool, cc_out: bool, cc: RegId, d: RegId, a: Operand, b: Operand, c: Operand },
+    /// `bfind{.shiftamt}.ty d, a`
+    Bfind { ty: Type, shiftamt: bool, d: RegId, a: Operand },
+    /// `shf.{l,r}.{clamp,wrap}.b32 d, a, b, c`
+    Shf { left: bool, clamp: bool, d: RegId, a: Operand, b: Operand, c: Operand },
     /// `bfi d, a, b, pos, len`
     Bfi { ty: Type, d: RegId, a: Operand, b: Operand, pos: Operand, len: Operand },
     /// `setp.cmp{.bop}.ty p[|q], a, b{, {!}c}`

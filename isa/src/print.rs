@@ -323,6 +323,33 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             s.push(';');
             s
         }
+        Op::Carry { op, ty, cc_in, cc_out, d, a, b, c, .. } => {
+            let (name, n) = match (op, cc_in) {
+                (CarryOp::Add, false) => ("add", 2),
+                (CarryOp::Add, true) => ("addc", 2),
+                (CarryOp::Sub, false) => ("sub", 2),
+                (CarryOp::Sub, true) => ("subc", 2),
+                (CarryOp::MadLo, false) => ("mad.lo", 3),
+                (CarryOp::MadLo, true) => ("madc.lo", 3),
+                (CarryOp::MadHi, false) => ("mad.hi", 3),
+                (CarryOp::MadHi, true) => ("madc.hi", 3),
+            };
+            let cc = if *cc_out { ".cc" } else { "" };
+            let third = if n == 3 { format!(", {}", o(c, *ty)) } else { String::new() };
+            format!("{name}{cc}.{} {}, {}, {}{third};", ty.name(), r(*d), o(a, *ty), o(b, *ty))
+        }
+        Op::Bfind { ty, shiftamt, d, a } => {
+            format!("bfind{}.{} {}, {};", if *shiftamt { ".shiftamt" } else { "" }, ty.name(), r(*d), o(a, *ty))
+        }
+        Op::Shf { left, clamp, d, a, b, c } => format!(
+            "shf.{}.{}.b32 {}, {}, {}, {};",
+            if *left { "l" } else { "r" },
+            if *clamp { "clamp" } else { "wrap" },
+            r(*d),
+            o(a, Type::B32),
+            o(b, Type::B32),
+            o(c, Type::U32)
+        ),
         Op::Bfi { ty, d, a, b, pos, len } => format!(
             "bfi.{} {}, {}, {}, {}, {};",
             ty.name(),

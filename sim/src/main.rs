@@ -1,2 +1,171 @@
-//! The gpusim command line.
-fn main() {}
+//! The gpusim command line: `gpusim run MANIFEST` and `gpusim ptx FILE`.
+
+use clap::{Parser, Subcommand};
+use gpusim::run::{run_manifest, RunError};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "gpusim", version, about = "A cycle-level GPU simulator for PTX kernels")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a launch manifest: simulate, print a summary, verify its checks.
+    Run {
+        manifest: PathBuf,
+        /// GPU config (YAML); the embedded tiny GPU when omitted.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Override a config key, e.g. --set sm.scheduler=gto (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Write every buffer as DIR/<name>.npy after the last launch.
+        #[arg(long)]
+        dump: Option<PathBuf>,
+        /// Write all counters as JSON.
+        #[arg(long)]
+        stats_json: Option<PathBuf>,
+    },
+    /// Parse a PTX file and report its functions; --tokens prints them with reconvergence
+    /// tokens inserted, --cfg their control-flow graphs.
+    Ptx {
+        file: PathBuf,
+        #[arg(long)]
+        tokens: bool,
+        #[arg(long)]
+        cfg: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.cmd {
+        Cmd::Run { manifest, config, set, dump, stats_json } => cmd_run(&manifest, config.as_deref(), &set, dump, stats_json),
+        Cmd::Ptx { file, tokens, cfg } => cmd_ptx(&file, tokens, cfg),
+    };
+    ExitCode::from(code as u8)
+}
+
+fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>, String> {
+    set.iter()
+        .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("--set {s}: expected KEY=VALUE")))
+        .collect()
+}
+
+fn cmd_run(manifest: &std::path::Path, config: Option<&std::path::Path>, set: &[String], dump: Option<PathBuf>, stats_json: Option<PathBuf>) -> i32 {
+    let sets = match parse_sets(set) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let out = match run_manifest(manifest, config, &sets) {
+        Ok(o) => o,
+        Err(e) => {
+            let kind = match &e {
+                RunError::Fault(_) => "",
+                _ => "error: ",
+            };
+            eprintln!("{kind}{e}");
+            return e.exit_code();
+        }
+    };
+    let s = &out.stats;
+    println!("gpusim: {}", manifest.display());
+    for k in &s.kernels {
+        println!(
+            "  kernel {:<28} cycles {:>10}  warp insts {:>10}  IPC {:>6.3}  SIMD eff {:>5.1}%",
+            k.kernel,
+            k.counters.cycles,
+            k.counters.warp_instructions,
+            k.counters.ipc,
+            100.0 * k.counters.simd_efficiency
+        );
+    }
+    println!("  cycles              {}", s.totals.cycles);
+    println!("  warp instructions   {}", s.totals.warp_instructions);
+    println!("  thread instructions {}", s.totals.thread_instructions);
+    println!("  IPC                 {:.3}", s.totals.ipc);
+    println!("  SIMD efficiency     {:.1}%", 100.0 * s.totals.simd_efficiency);
+    let stalls: Vec<String> = s.totals.stalls.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    println!("  warp-cycles         {}", stalls.join(", "));
+    println!("  simulation speed    {:.0} warp instructions/s ({:.3} s)", s.warp_instructions_per_second, s.wall_seconds);
+    if let Some(f) = &out.expected_fault {
+        println!("  expected fault      {f}");
+    }
+    if let Some(dir) = dump {
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            eprintln!("error: cannot create {}: {e}", dir.display());
+            return 2;
+        }
+        for (name, dtype, shape, bytes) in &out.buffers {
+            if let Err(e) = gpusim::launch::npy::write(&dir.join(format!("{name}.npy")), *dtype, shape, bytes) {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        }
+    }
+    if let Some(path) = stats_json {
+        let text = serde_json::to_string_pretty(&out.stats).expect("stats serialise");
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return 2;
+        }
+    }
+    if out.failures.is_empty() {
+        println!("  checks              passed");
+        0
+    } else {
+        for f in &out.failures {
+            println!("  CHECK FAILED: {} ({} mismatches)", f.buffer, f.mismatches);
+            for (i, got, exp) in &f.first {
+                println!("    [{i}] got {got}, expected {exp}");
+            }
+        }
+        1
+    }
+}
+
+fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
+    let src = match std::fs::read_to_string(file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", file.display());
+            return 2;
+        }
+    };
+    let m = match gpusim_isa::parse_module(&file.display().to_string(), &src) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    for f in m.functions.iter().filter(|f| !f.body.is_empty()) {
+        let kind = if f.kind == gpusim_isa::FuncKind::Entry { "entry" } else { "func" };
+        if !tokens && !cfg {
+            println!("{kind} {}: {} params, {} registers, {} instructions", f.name, f.params.len(), f.regs.len(), f.body.len());
+            continue;
+        }
+        match gpusim_isa::analysis::insert_tokens(f) {
+            Ok(t) => {
+                if cfg {
+                    print!("{}", gpusim_isa::analysis::describe_cfg(&t));
+                }
+                if tokens {
+                    print!("{}", gpusim_isa::print::function_to_ptx(&m, &t));
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {}:{}:{}: in `{}`: {}", m.file, e.span.line, e.span.col, e.function, e.message);
+                return 2;
+            }
+        }
+    }
+    0
+}

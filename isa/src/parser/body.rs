@@ -40,6 +40,7 @@ pub(crate) struct Body {
     pub fixups: Vec<Fixup>,
     pub frame_vars: Vec<SymbolId>,
     pub sink: Option<RegId>,
+    pub cc: Option<RegId>,
 }
 
 impl Body {
@@ -55,6 +56,17 @@ impl Body {
             .rev()
             .find_map(|s| self.scope_labels[s.id].get(name).cloned())
     }
+    /// The hidden condition-code register holding the carry flag (PTX `CC.CF`).
+    pub fn cc_reg(&mut self) -> RegId {
+        if let Some(r) = self.cc {
+            return r;
+        }
+        let r = RegId(self.regs.len() as u32);
+        self.regs.push(RegInfo { name: "%__cc".into(), ty: Type::Pred });
+        self.cc = Some(r);
+        r
+    }
+
     pub fn sink_reg(&mut self) -> RegId {
         if let Some(r) = self.sink {
             return r;
@@ -82,6 +94,7 @@ impl<'a> ModuleParser<'a> {
             fixups: Vec::new(),
             frame_vars: Vec::new(),
             sink: None,
+            cc: None,
         };
         // Parameters are visible in the body's outermost scope.
         let mut top = Scope::default();

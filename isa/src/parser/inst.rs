@@ -229,6 +229,10 @@ impl<'a> ModuleParser<'a> {
 
     fn decode(&mut self, b: &mut Body, name: &str, nspan: Span, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
         let inst_idx = b.insts.len();
+        let carry_in = matches!(name, "addc" | "subc" | "madc");
+        if carry_in || (matches!(name, "add" | "sub" | "mad") && m.list.iter().any(|(w, _)| w == "cc")) {
+            return self.carry(b, name, carry_in, m, raw, span);
+        }
         if let Some(op) = arith_op(name) {
             return self.arith(b, name, op, m, raw, span);
         }
@@ -249,6 +253,34 @@ impl<'a> ModuleParser<'a> {
                     }
                     _ => Ok(Op::Mov { ty, d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], ty)? }),
                 }
+            }
+            "bfind" => {
+                let shiftamt = m.take("shiftamt");
+                let ty = self.one_type(m, name, span)?;
+                self.nargs(raw, 2, name, span)?;
+                Ok(Op::Bfind { ty, shiftamt, d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], ty)? })
+            }
+            "shf" => {
+                let left = match m.take_any(&["l", "r"]) {
+                    Some("l") => true,
+                    Some(_) => false,
+                    None => return Err(self.c.err(span, "`shf` needs .l or .r")),
+                };
+                let clamp = match m.take_any(&["clamp", "wrap"]) {
+                    Some("clamp") => true,
+                    Some(_) => false,
+                    None => return Err(self.c.err(span, "`shf` needs .clamp or .wrap")),
+                };
+                let _ = self.one_type(m, name, span)?;
+                self.nargs(raw, 4, name, span)?;
+                Ok(Op::Shf {
+                    left,
+                    clamp,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], Type::B32)?,
+                    b: self.src(b, &raw[2], Type::B32)?,
+                    c: self.src(b, &raw[3], Type::U32)?,
+                })
             }
             "bfi" => {
                 let ty = self.one_type(m, name, span)?;
@@ -518,6 +550,30 @@ impl<'a> ModuleParser<'a> {
         }
         let mods = Mods2 { rnd, ftz, sat, approx };
         Ok(Op::Arith { op, ty, mods: mods.into(), d, a: srcs[0], b: srcs[1], c: srcs[2] })
+    }
+
+    /// Carry-chain arithmetic: the flag lives in a hidden per-function register.
+    fn carry(&mut self, b: &mut Body, name: &str, cc_in: bool, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
+        let cc_out = m.take("cc");
+        let op = match name {
+            "add" | "addc" => CarryOp::Add,
+            "sub" | "subc" => CarryOp::Sub,
+            _ => match m.take_any(&["lo", "hi"]) {
+                Some("hi") => CarryOp::MadHi,
+                _ => CarryOp::MadLo,
+            },
+        };
+        let ty = self.one_type(m, name, span)?;
+        if !matches!(ty, Type::U32 | Type::S32 | Type::U64 | Type::S64 | Type::B32 | Type::B64) {
+            return Err(self.c.err(span, format!("`{name}` with a carry is defined for 32- and 64-bit integers")));
+        }
+        let n = if matches!(op, CarryOp::MadLo | CarryOp::MadHi) { 4 } else { 3 };
+        self.nargs(raw, n, name, span)?;
+        let d = self.dst(b, &raw[0])?;
+        let a = self.src(b, &raw[1], ty)?;
+        let bb = self.src(b, &raw[2], ty)?;
+        let c = if n == 4 { self.src(b, &raw[3], ty)? } else { Operand::Imm(0) };
+        Ok(Op::Carry { op, ty, cc_in, cc_out, cc: b.cc_reg(), d, a, b: bb, c })
     }
 
     fn setp(&mut self, b: &mut Body, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {

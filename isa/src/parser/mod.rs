@@ -185,6 +185,8 @@ impl<'a> ModuleParser<'a> {
         if sym.is_extern && sym.space == Space::Shared {
             // `extern .shared` arrays are the dynamic shared memory: placed at launch time,
             // after all static shared data.
+            let name = sym.name.clone();
+            self.globals.insert(name, id);
             return Ok(());
         }
         let off = seg.div_ceil(align) * align;

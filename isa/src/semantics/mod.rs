@@ -1,1 +1,180 @@
-//! Pure per-lane instruction semantics.
+//! Pure per-lane instruction semantics of the PTX data instructions (PTX ISA 8.x, §9.7).
+//!
+//! **Value convention.** A register value is a `u64` holding the bits of its type in the low
+//! bits: an f32 is its IEEE bits in bits 0..32, f16/bf16 use 16 bits, f16x2/bf16x2 pack two
+//! halves in 32 bits with element 0 in the low half, a predicate is 0 or 1. Inputs may carry
+//! garbage above the type's width and are masked; results are zero-extended to 64 bits.
+//! Nothing here allocates or panics, whatever the inputs.
+//!
+//! **Exact rounding.** `.rn`, `.rz`, `.rm` and `.rp` are exact for every float format and every
+//! rounding operation (add, sub, mul, fma/mad, div, rcp, sqrt, cvt): f32/f64 round-to-nearest
+//! uses the host's IEEE operations, everything else the integer-based software rounding in
+//! `rounding`, which never touches the host rounding mode.
+//!
+//! **Choices where PTX leaves the result undefined or unspecified:**
+//! - Integer division by zero gives all ones (-1 for signed types, as the hardware does);
+//!   remainder by zero gives the dividend. `MIN / -1` wraps to `MIN`, `MIN % -1` is 0.
+//! - Every float result that is a NaN is the canonical NaN: 0x7FFFFFFF (f32),
+//!   0x7FFF_FFFF_FFFF_FFFF (f64), 0x7FFF (f16, bf16), abs/neg/copysign of a NaN included.
+//! - `.approx` (and `.full`) div, rcp and sqrt are correctly rounded to nearest; `.approx`
+//!   rsqrt, sin, cos, lg2, ex2 and tanh are Rust's std functions evaluated in f32 (f64 for an
+//!   f64 type; f16/bf16 go through f32 and round back to nearest).
+//! - `.ftz` flushes subnormal inputs and (after rounding) results of the operation's format to
+//!   sign-preserving zero; for `cvt` only f32 sources and destinations are flushed.
+//! - `.sat` clamps to [0.0, 1.0]; NaN and negative values, -0.0 included, give +0.0. On integer
+//!   operations it clamps to the range of any signed type (PTX only defines it for s32).
+//! - `cvt` without a rounding modifier rounds float→integer toward zero (`.rzi`) and everything
+//!   else to nearest even; `cvt.rna.tf32.f32` is `convert(B32, F32, .rna)`.
+//! - `slct` with a NaN f32 selector picks `b`; `compare` of packed types compares element 0.
+
+mod bits;
+mod carry;
+mod convert;
+mod float;
+mod int;
+mod rounding;
+
+pub use bits::{bfind, shf};
+pub use carry::carry_op;
+
+use crate::ir::{ArithOp, AtomOp, BoolOp, Cmp, Mods, Type};
+
+/// Result of `op.ty` with modifiers `mods` on sources a, b, c (unused sources are ignored).
+pub fn arith(op: ArithOp, ty: Type, mods: Mods, a: u64, b: u64, c: u64) -> u64 {
+    match float::format(ty) {
+        Some((f, false)) if float::is_float_op(op) => float::arith(op, f, mods, a, b, c),
+        Some((f, true)) if float::is_float_op(op) => float::arith_packed(op, f, mods, a, b, c),
+        _ => int::arith(op, ty, mods, a, b, c),
+    }
+}
+
+/// `setp`/`set` comparison `a cmp b` of type `ty` (PTX ISA §9.7.3.1, §9.7.7.1).
+pub fn compare(cmp: Cmp, ty: Type, ftz: bool, a: u64, b: u64) -> bool {
+    if let Some((f, _)) = float::format(ty) {
+        return float::compare(cmp, f, ftz, a, b);
+    }
+    let (x, y) = (int::value(ty, a), int::value(ty, b));
+    let m = int::mask(int::width(ty));
+    let (ux, uy) = (a & m, b & m);
+    // Integers have no NaN: the unordered forms equal the ordered ones.
+    match cmp {
+        Cmp::Eq | Cmp::Equ => x == y,
+        Cmp::Ne | Cmp::Neu => x != y,
+        Cmp::Lt | Cmp::Ltu => x < y,
+        Cmp::Le | Cmp::Leu => x <= y,
+        Cmp::Gt | Cmp::Gtu => x > y,
+        Cmp::Ge | Cmp::Geu => x >= y,
+        Cmp::Lo => ux < uy,
+        Cmp::Ls => ux <= uy,
+        Cmp::Hi => ux > uy,
+        Cmp::Hs => ux >= uy,
+        Cmp::Num => true,
+        Cmp::Nan => false,
+    }
+}
+
+/// The `.and`/`.or`/`.xor` combination of a comparison result with a predicate.
+pub fn combine(op: BoolOp, x: bool, y: bool) -> bool {
+    match op {
+        BoolOp::And => x && y,
+        BoolOp::Or => x || y,
+        BoolOp::Xor => x != y,
+    }
+}
+
+/// `set`: the destination value for a true/false result (0xFFFFFFFF / 1.0f for f32 / 0).
+pub fn set_value(dty: Type, result: bool) -> u64 {
+    if !result {
+        return 0;
+    }
+    match float::format(dty) {
+        // 1.0 in each element of a packed type.
+        Some((f, true)) => (f.one() << 16) | f.one(),
+        Some((f, false)) => f.one(),
+        None => int::mask(int::width(dty)),
+    }
+}
+
+/// `cvt.dty.sty` of `a` with rounding, `.ftz` and `.sat` from `mods` (PTX ISA §9.7.9.21).
+pub fn convert(dty: Type, sty: Type, mods: Mods, a: u64) -> u64 {
+    convert::convert(dty, sty, mods, a)
+}
+
+/// New value that an atomic stores, given the old memory value `old`, operand b and (cas) c.
+pub fn atomic(op: AtomOp, ty: Type, old: u64, b: u64, c: u64) -> u64 {
+    let m = match float::format(ty) {
+        Some((_, true)) => 0xFFFF_FFFF,
+        Some((f, false)) => f.mask(),
+        None => int::mask(int::width(ty)),
+    };
+    let (old, b, c) = (old & m, b & m, c & m);
+    match op {
+        AtomOp::And => old & b,
+        AtomOp::Or => old | b,
+        AtomOp::Xor => old ^ b,
+        AtomOp::Cas => {
+            if old == b {
+                c
+            } else {
+                old
+            }
+        }
+        AtomOp::Exch => b,
+        // atom.add.f32 rounds to nearest and flushes subnormals; f64, f16 and bf16 (.noftz)
+        // round to nearest without flushing (PTX ISA §9.7.12.5).
+        AtomOp::Add => match float::format(ty) {
+            Some((f, packed)) => {
+                let mods = Mods { ftz: ty == Type::F32, ..Mods::default() };
+                if packed {
+                    float::arith_packed(ArithOp::Add, f, mods, old, b, 0)
+                } else {
+                    float::arith(ArithOp::Add, f, mods, old, b, 0)
+                }
+            }
+            None => old.wrapping_add(b) & m,
+        },
+        // inc/dec are unsigned (PTX ISA §9.7.12.5).
+        AtomOp::Inc => {
+            if old >= b {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomOp::Dec => {
+            if old == 0 || old > b {
+                b
+            } else {
+                old - 1
+            }
+        }
+        AtomOp::Min | AtomOp::Max => {
+            let op = if op == AtomOp::Min { ArithOp::Min } else { ArithOp::Max };
+            arith(op, ty, Mods::default(), old, b, 0)
+        }
+    }
+}
+
+/// `bfi.ty d, a, b, pos, len`: insert the low `len` bits of `a` into `b` at `pos`.
+pub fn bfi(ty: Type, a: u64, b: u64, pos: u64, len: u64) -> u64 {
+    int::bfi(ty, a, b, pos, len)
+}
+
+/// `slct`: c >= 0 ? a : b, where c is s32 or f32 (`cty`).
+pub fn slct(dty: Type, cty: Type, ftz: bool, a: u64, b: u64, c: u64) -> u64 {
+    let take_a = match float::format(cty) {
+        // -0.0 >= 0 holds; a NaN selector compares false and picks b.
+        Some((f, _)) => {
+            let c = c & f.mask();
+            let c = if ftz { f.flush(c) } else { c };
+            float::compare(Cmp::Ge, f, false, c, 0)
+        }
+        None => int::value(cty, c) >= 0,
+    };
+    let m = match float::format(dty) {
+        Some((_, true)) => 0xFFFF_FFFF,
+        Some((f, false)) => f.mask(),
+        None => int::mask(int::width(dty)),
+    };
+    (if take_a { a } else { b }) & m
+}

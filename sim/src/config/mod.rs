@@ -1,0 +1,172 @@
+//! Typed GPU configuration (YAML), `--set key=value` overrides, and validation.
+//!
+//! **API boundary**: the key names (`sm.count`, `sm.warp_size`, `sm.scheduler`, `latency.*`,
+//! `watchdog_cycles`, ...) are relied on by scripts and sweeps; keep them stable. Unknown keys
+//! are errors that list the valid ones (serde `deny_unknown_fields` on every struct).
+
+mod overrides;
+
+pub use overrides::apply_override;
+
+use serde::Deserialize;
+
+/// The embedded default GPU: `configs/tiny.yaml`.
+pub const TINY_YAML: &str = include_str!("../../../configs/tiny.yaml");
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub name: String,
+    pub sm: SmConfig,
+    pub latency: LatencyConfig,
+    /// A kernel still running after this many cycles is stopped with a watchdog fault.
+    pub watchdog_cycles: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmConfig {
+    pub count: u32,
+    pub warp_size: u32,
+    /// Warp schedulers per SM; warp slot `i` belongs to scheduler `i % schedulers`.
+    pub schedulers: u32,
+    pub scheduler: SchedulerKind,
+    pub scheduler_seed: u64,
+    pub reconvergence: ReconvergenceKind,
+    pub max_threads: u32,
+    pub max_warps: u32,
+    pub max_ctas: u32,
+    pub registers: u32,
+    pub shared_bytes: u32,
+    pub local_bytes_per_thread: u32,
+    /// Hardware behaviour: a warp that exits counts as arrived at every barrier of its CTA.
+    /// `false` is the formal model, where waiters on such a barrier hang (reported as a
+    /// deadlock).
+    pub exited_warps_arrive: bool,
+    pub barrier_divergence: BarrierDivergence,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulerKind {
+    /// Loose round robin: start after the warp that issued last.
+    Lrr,
+    /// Greedy then oldest: keep issuing from one warp until it stalls, then the oldest.
+    Gto,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReconvergenceKind {
+    /// Habermaier 2011 §5.4: the token stack with ssy/sync/preBrk/brk/preRet.
+    TokenStack,
+}
+
+/// What a `bar.sync` executed by a diverged warp does.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum BarrierDivergence {
+    /// Stop the kernel with a barrier-divergence fault (CUDA: undefined behaviour).
+    Fault,
+    /// The formal model (Habermaier §5.5 updArrCnt): one arriving lane counts its whole warp.
+    CountWarp,
+}
+
+/// Cycles from issue until a result can be read, per instruction class.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyConfig {
+    pub int: u32,
+    pub fp32: u32,
+    pub fp64: u32,
+    pub sfu: u32,
+    pub branch: u32,
+    pub shared: u32,
+    pub global: u32,
+    pub local: u32,
+    pub constant: u32,
+    pub param: u32,
+    pub atomic: u32,
+    pub barrier: u32,
+}
+
+/// A configuration error: the key path and what is wrong (with the valid choices).
+#[derive(Debug, thiserror::Error)]
+#[error("{source_name}: {path}: {message}")]
+pub struct ConfigError {
+    pub source_name: String,
+    pub path: String,
+    pub message: String,
+}
+
+impl Config {
+    /// Parse YAML text, apply `key=value` overrides in order, then validate.
+    pub fn from_yaml(source_name: &str, text: &str, overrides: &[(String, String)]) -> Result<Config, ConfigError> {
+        let err = |path: &str, message: String| ConfigError { source_name: source_name.to_string(), path: path.to_string(), message };
+        let mut value: serde_norway::Value = serde_norway::from_str(text).map_err(|e| err("(document)", e.to_string()))?;
+        for (k, v) in overrides {
+            apply_override(&mut value, k, v).map_err(|m| err(k, m))?;
+        }
+        let cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            err(&path, e.into_inner().to_string())
+        })?;
+        cfg.validate().map_err(|(p, m)| err(p, m))?;
+        Ok(cfg)
+    }
+
+    pub fn tiny() -> Config {
+        Config::from_yaml("configs/tiny.yaml", TINY_YAML, &[]).expect("the embedded tiny config is valid")
+    }
+
+    fn validate(&self) -> Result<(), (&'static str, String)> {
+        let sm = &self.sm;
+        if sm.count == 0 {
+            return Err(("sm.count", "must be at least 1".into()));
+        }
+        if sm.warp_size == 0 || sm.warp_size > 64 {
+            return Err(("sm.warp_size", format!("must be between 1 and 64, got {}", sm.warp_size)));
+        }
+        if sm.schedulers == 0 {
+            return Err(("sm.schedulers", "must be at least 1".into()));
+        }
+        if sm.max_warps == 0 || sm.max_ctas == 0 || sm.max_threads == 0 {
+            return Err(("sm.max_warps", "occupancy limits must be positive".into()));
+        }
+        if self.watchdog_cycles == 0 {
+            return Err(("watchdog_cycles", "must be positive".into()));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_is_valid() {
+        let c = Config::tiny();
+        assert_eq!(c.sm.warp_size, 32);
+    }
+
+    #[test]
+    fn unknown_key_lists_valid_ones() {
+        let e = Config::from_yaml("t", TINY_YAML, &[("sm.wrap_size".into(), "4".into())]).unwrap_err();
+        assert!(e.to_string().contains("wrap_size"), "{e}");
+        assert!(e.to_string().contains("warp_size"), "{e}");
+    }
+
+    #[test]
+    fn bad_choice_lists_choices() {
+        let e = Config::from_yaml("t", TINY_YAML, &[("sm.scheduler".into(), "fifo".into())]).unwrap_err();
+        assert!(e.to_string().contains("sm.scheduler"), "{e}");
+        assert!(e.to_string().contains("lrr") && e.to_string().contains("gto"), "{e}");
+    }
+
+    #[test]
+    fn override_changes_value() {
+        let c = Config::from_yaml("t", TINY_YAML, &[("sm.warp_size".into(), "4".into())]).unwrap();
+        assert_eq!(c.sm.warp_size, 4);
+    }
+}

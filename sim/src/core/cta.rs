@@ -1,0 +1,102 @@
+//! A resident CTA: its shared memory and its 16 named barriers (Habermaier §5.5: barrier
+//! arrival is counted per warp, one arriving lane counts its whole warp).
+
+use crate::simt::Mask;
+use gpusim_isa::{BarRed, RegId};
+
+pub const N_BARRIERS: usize = 16;
+
+#[derive(Clone, Debug)]
+pub struct Barrier {
+    /// Threads expected; `None` = every warp of the CTA that has not completed.
+    pub count: Option<u32>,
+    /// Expected threads fixed at creation (formal-model mode).
+    pub fixed_expected: u32,
+    pub arrived: u32,
+    pub red: Option<BarRed>,
+    pub popc: u32,
+    pub all: bool,
+    pub any: bool,
+    /// Waiting warps (SM warp slot) and, for `bar.red`, the destination and lanes to write.
+    pub waiters: Vec<(usize, Option<(RegId, Mask)>)>,
+}
+
+pub struct Cta {
+    pub ctaid: [u32; 3],
+    pub shared: Vec<u8>,
+    pub barriers: [Option<Barrier>; N_BARRIERS],
+    pub warps: Vec<usize>,
+    pub n_warps: u32,
+    pub completed_warps: u32,
+    pub threads: u32,
+    pub regs: u32,
+    pub shared_bytes: u32,
+}
+
+/// What a completed barrier releases: warp slots, and for bar.red the value for each.
+pub struct Release {
+    pub warps: Vec<(usize, Option<(RegId, Mask, u64)>)>,
+}
+
+pub struct Arrival {
+    pub barid: usize,
+    pub count: Option<u32>,
+    pub red: Option<BarRed>,
+    /// Predicate values of the participating lanes (bar.red), as (lanes, true lanes).
+    pub preds: (Mask, Mask),
+    pub wait: Option<(usize, Option<(RegId, Mask)>)>,
+}
+
+impl Cta {
+    /// Register one warp's arrival. Errors describe inconsistent use (Habermaier `prepBar` ⊥).
+    pub fn arrive(&mut self, a: Arrival, warp_size: u32, hardware_exit_rule: bool) -> Result<Option<Release>, String> {
+        let live = self.n_warps - self.completed_warps;
+        let bar = self.barriers[a.barid].get_or_insert_with(|| Barrier {
+            count: a.count,
+            fixed_expected: a.count.unwrap_or(live * warp_size),
+            arrived: 0,
+            red: a.red,
+            popc: 0,
+            all: true,
+            any: false,
+            waiters: Vec::new(),
+        });
+        if bar.count != a.count {
+            return Err(format!("barrier {} used with thread counts {:?} and {:?}", a.barid, bar.count, a.count));
+        }
+        if bar.red != a.red {
+            return Err(format!("barrier {} mixes bar.red with another barrier operation", a.barid));
+        }
+        bar.arrived += warp_size;
+        let (lanes, trues) = a.preds;
+        bar.popc += trues.count_ones();
+        bar.all &= trues == lanes;
+        bar.any |= trues != 0;
+        if let Some(w) = a.wait {
+            bar.waiters.push(w);
+        }
+        Ok(self.try_complete(a.barid, warp_size, hardware_exit_rule))
+    }
+
+    /// Complete the barrier if enough threads have arrived.
+    pub fn try_complete(&mut self, barid: usize, warp_size: u32, hardware_exit_rule: bool) -> Option<Release> {
+        let live = self.n_warps - self.completed_warps;
+        let bar = self.barriers[barid].as_ref()?;
+        let expected = match (bar.count, hardware_exit_rule) {
+            (Some(c), _) => c,
+            (None, true) => live * warp_size,
+            (None, false) => bar.fixed_expected,
+        };
+        if bar.arrived < expected {
+            return None;
+        }
+        let bar = self.barriers[barid].take().unwrap();
+        let value = match bar.red {
+            Some(BarRed::Popc) => bar.popc as u64,
+            Some(BarRed::And) => bar.all as u64,
+            Some(BarRed::Or) => bar.any as u64,
+            None => 0,
+        };
+        Some(Release { warps: bar.waiters.into_iter().map(|(w, d)| (w, d.map(|(r, m)| (r, m, value)))).collect() })
+    }
+}

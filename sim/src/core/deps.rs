@@ -1,0 +1,189 @@
+//! Register dependences of each instruction, for the scoreboard. Following the formal model,
+//! every register an instruction names (sources and destinations, and the guard) must be ready
+//! before it issues; destinations become ready `latency` cycles after issue.
+
+use gpusim_isa::*;
+
+pub const MAX_REGS: usize = 12;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Deps {
+    pub reads: [u32; MAX_REGS],
+    pub n_reads: u8,
+    pub writes: [u32; 4],
+    pub n_writes: u8,
+}
+
+impl Deps {
+    fn read(&mut self, r: RegId) {
+        if (self.n_reads as usize) < MAX_REGS {
+            self.reads[self.n_reads as usize] = r.0;
+            self.n_reads += 1;
+        }
+    }
+    fn op(&mut self, o: &Operand) {
+        if let Operand::Reg(r) | Operand::NotReg(r) = o {
+            self.read(*r);
+        }
+    }
+    fn addr(&mut self, a: &Address) {
+        if let AddrBase::Reg(r) = a.base {
+            self.read(r);
+        }
+    }
+    fn write(&mut self, r: RegId) {
+        if (self.n_writes as usize) < 4 {
+            self.writes[self.n_writes as usize] = r.0;
+            self.n_writes += 1;
+        }
+    }
+    pub fn reads(&self) -> &[u32] {
+        &self.reads[..self.n_reads as usize]
+    }
+    pub fn writes(&self) -> &[u32] {
+        &self.writes[..self.n_writes as usize]
+    }
+}
+
+pub fn deps_of(inst: &Inst) -> Deps {
+    let mut d = Deps::default();
+    if let Some(g) = inst.guard {
+        d.read(g.reg);
+    }
+    match &inst.op {
+        Op::Mov { d: r, a, .. } | Op::Cvt { d: r, a, .. } | Op::Cvta { d: r, a, .. } => {
+            d.op(a);
+            d.write(*r);
+        }
+        Op::MovPack { d: r, parts, .. } => {
+            parts.as_slice().iter().for_each(|p| d.op(p));
+            d.write(*r);
+        }
+        Op::MovUnpack { d: rs, a, .. } => {
+            d.op(a);
+            rs.as_slice().iter().for_each(|r| d.write(*r));
+        }
+        Op::Arith { d: r, a, b, c, op, .. } => {
+            for (i, x) in [a, b, c].into_iter().enumerate() {
+                if i < op.arity() {
+                    d.op(x);
+                }
+            }
+            d.write(*r);
+        }
+        Op::Carry { cc, cc_in, cc_out, d: r, a, b, c, .. } => {
+            [a, b, c].into_iter().for_each(|x| d.op(x));
+            if *cc_in {
+                d.read(*cc);
+            }
+            d.write(*r);
+            if *cc_out {
+                d.write(*cc);
+            }
+        }
+        Op::Bfind { d: r, a, .. } => {
+            d.op(a);
+            d.write(*r);
+        }
+        Op::Shf { d: r, a, b, c, .. } => {
+            [a, b, c].into_iter().for_each(|x| d.op(x));
+            d.write(*r);
+        }
+        Op::Bfi { d: r, a, b, pos, len, .. } => {
+            [a, b, pos, len].into_iter().for_each(|x| d.op(x));
+            d.write(*r);
+        }
+        Op::Setp { p, q, a, b, comb, .. } => {
+            d.op(a);
+            d.op(b);
+            if let Some((_, c)) = comb {
+                d.op(c);
+            }
+            d.write(*p);
+            if let Some(q) = q {
+                d.write(*q);
+            }
+        }
+        Op::Set { d: r, a, b, comb, .. } => {
+            d.op(a);
+            d.op(b);
+            if let Some((_, c)) = comb {
+                d.op(c);
+            }
+            d.write(*r);
+        }
+        Op::Selp { d: r, a, b, c, .. } | Op::Slct { d: r, a, b, c, .. } => {
+            [a, b, c].into_iter().for_each(|x| d.op(x));
+            d.write(*r);
+        }
+        Op::Ld { d: rs, addr, .. } => {
+            d.addr(addr);
+            rs.as_slice().iter().for_each(|r| d.write(*r));
+        }
+        Op::St { addr, src, .. } => {
+            d.addr(addr);
+            src.as_slice().iter().for_each(|x| d.op(x));
+        }
+        Op::Atom { d: r, addr, b, c, .. } => {
+            d.addr(addr);
+            d.op(b);
+            if let Some(c) = c {
+                d.op(c);
+            }
+            if let Some(r) = r {
+                d.write(*r);
+            }
+        }
+        Op::Bar { id, count, red, .. } => {
+            d.op(id);
+            if let Some(c) = count {
+                d.op(c);
+            }
+            if let Some((r, p)) = red {
+                d.op(p);
+                d.write(*r);
+            }
+        }
+        Op::WarpSync { mask } => d.op(mask),
+        Op::Shfl { d: r, p, a, b, c, mask, .. } => {
+            [a, b, c, mask].into_iter().for_each(|x| d.op(x));
+            d.write(*r);
+            if let Some(p) = p {
+                d.write(*p);
+            }
+        }
+        Op::Vote { d: r, a, mask, .. } => {
+            d.op(a);
+            d.op(mask);
+            d.write(*r);
+        }
+        Op::Match { d: r, p, a, mask, .. } => {
+            d.op(a);
+            d.op(mask);
+            d.write(*r);
+            if let Some(p) = p {
+                d.write(*p);
+            }
+        }
+        Op::ActiveMask { d: r } => d.write(*r),
+        Op::BrxIdx { index, .. } => d.op(index),
+        Op::Call { callee, args, .. } => {
+            if let Callee::Indirect { reg, .. } = callee {
+                d.read(*reg);
+            }
+            args.iter().for_each(|a| d.op(a));
+        }
+        Op::Fence { .. }
+        | Op::Bra { .. }
+        | Op::Ret { .. }
+        | Op::Exit
+        | Op::Trap
+        | Op::Ssy { .. }
+        | Op::Sync
+        | Op::PreBrk { .. }
+        | Op::Brk
+        | Op::PreRet { .. }
+        | Op::Nop => {}
+    }
+    d
+}

@@ -1,0 +1,60 @@
+//! Kernel faults: what stops a kernel (exit code 3), with a precise report.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    OutOfBounds,
+    Misaligned,
+    /// A warp can never proceed: the token stack's liveness is violated (Habermaier §6.5).
+    Liveness,
+    /// No warp can issue and nothing is in flight (e.g. a barrier that never completes).
+    Deadlock,
+    BarrierDivergence,
+    Watchdog,
+    Trap,
+    /// The program is not control-flow consistent (e.g. `brk` with no break token).
+    Control,
+    /// A launch the machine cannot run (block too large for an SM, ...).
+    Launch,
+}
+
+impl FaultKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::OutOfBounds => "out-of-bounds",
+            FaultKind::Misaligned => "misaligned",
+            FaultKind::Liveness => "liveness",
+            FaultKind::Deadlock => "deadlock",
+            FaultKind::BarrierDivergence => "barrier-divergence",
+            FaultKind::Watchdog => "watchdog",
+            FaultKind::Trap => "trap",
+            FaultKind::Control => "control",
+            FaultKind::Launch => "launch",
+        }
+    }
+}
+
+/// A fault with its report: the headline and, for deadlocks, the state of every warp.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub message: String,
+    pub details: Vec<String>,
+}
+
+impl Fault {
+    pub fn new(kind: FaultKind, message: impl Into<String>) -> Fault {
+        Fault { kind, message: message.into(), details: Vec::new() }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "kernel fault ({}): {}", self.kind.name(), self.message)?;
+        for d in &self.details {
+            write!(f, "\n  {d}")?;
+        }
+        Ok(())
+    }
+}

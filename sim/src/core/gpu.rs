@@ -1,0 +1,193 @@
+//! The GPU: CTA dispatch to SMs within occupancy limits and the cycle loop, which steps every
+//! SM once per cycle and jumps over stretches in which no warp can issue.
+
+use super::cta::{Cta, N_BARRIERS};
+use super::exec::LaunchGeom;
+use super::fault::{Fault, FaultKind};
+use super::liveness::LiveTracker;
+use super::program::Program;
+use super::sm::{Shared, Sm};
+use super::warp::{Frame, Warp, WarpState};
+use crate::config::Config;
+use crate::mem::GlobalMemory;
+use crate::simt::TokenStack;
+use crate::stats::KernelStats;
+use gpusim_isa::FuncId;
+
+pub struct LaunchSpec {
+    pub entry: FuncId,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared: u32,
+    pub params: Vec<u8>,
+}
+
+/// Run one kernel launch to completion (or fault) on a fresh set of SMs.
+pub fn run_launch(prog: &Program, cfg: &Config, global: &mut GlobalMemory, consts: &[u8], spec: &LaunchSpec) -> Result<KernelStats, Fault> {
+    let entry = prog.module.function(spec.entry);
+    let ws = cfg.sm.warp_size;
+    let threads = spec.block.iter().product::<u32>();
+    let n_warps = threads.div_ceil(ws);
+    let regs = prog.funcs[spec.entry.0 as usize].regs_per_thread * n_warps * ws;
+    let static_shared = prog.module.shared_bytes as u32;
+    let shared = static_shared + spec.dynamic_shared;
+    let geom = LaunchGeom { grid: spec.grid, block: spec.block, static_shared, dynamic_shared: spec.dynamic_shared, kernel: entry.name.clone() };
+    check_fits(cfg, &geom, threads, n_warps, regs, shared)?;
+    let sh = Shared { prog, cfg, geom: &geom, params: &spec.params, consts };
+    let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
+    let n_ctas = spec.grid.iter().map(|&g| g as u64).product::<u64>();
+    let mut next_cta = 0u64;
+    let mut done_ctas = 0u64;
+    let mut cycle = 0u64;
+    let mut epoch = 0u64;
+    let started = std::time::Instant::now();
+    loop {
+        // Dispatch: CTAs in linear order, each to the next SM with room (round robin).
+        let mut sm_i = (next_cta as usize) % sms.len();
+        let mut tried = 0;
+        while next_cta < n_ctas && tried < sms.len() {
+            if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
+                let (cta, warps) = make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
+                sms[sm_i].launch_cta(cta, warps);
+                next_cta += 1;
+                tried = 0;
+            } else {
+                tried += 1;
+            }
+            sm_i = (sm_i + 1) % sms.len();
+        }
+        if done_ctas == n_ctas {
+            break;
+        }
+        let mut issued = 0;
+        let mut next_ready: Option<u64> = None;
+        let mut suspect = false;
+        for sm in sms.iter_mut().filter(|s| !s.is_idle()) {
+            let r = sm.step(cycle, &sh, global, &mut epoch)?;
+            issued += r.issued;
+            done_ctas += r.ctas_completed as u64;
+            suspect |= r.spin_suspect;
+            if let Some(t) = r.next_ready {
+                next_ready = Some(next_ready.map_or(t, |n| n.min(t)));
+            }
+        }
+        if suspect {
+            check_livelock(&sms, prog, epoch)?;
+        }
+        if cycle > cfg.watchdog_cycles {
+            let mut f = Fault::new(FaultKind::Watchdog, format!("kernel `{}` still running after {} cycles (watchdog_cycles)", geom.kernel, cfg.watchdog_cycles));
+            f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+            return Err(f);
+        }
+        if issued > 0 || done_ctas == n_ctas {
+            cycle += 1;
+            continue;
+        }
+        match next_ready {
+            Some(t) if t > cycle => {
+                for sm in sms.iter_mut() {
+                    sm.account_idle(t - cycle - 1);
+                }
+                cycle = t;
+            }
+            Some(_) => cycle += 1,
+            None => {
+                let mut f = Fault::new(FaultKind::Deadlock, format!("no warp of kernel `{}` can ever proceed (cycle {cycle}): each waits on a barrier that cannot complete", geom.kernel));
+                f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+                return Err(f);
+            }
+        }
+    }
+    let wall = started.elapsed().as_secs_f64();
+    Ok(KernelStats::collect(&geom.kernel, cycle, wall, ws, sms.iter().map(|s| (s.id, &s.stats))))
+}
+
+fn check_fits(cfg: &Config, geom: &LaunchGeom, threads: u32, n_warps: u32, regs: u32, shared: u32) -> Result<(), Fault> {
+    let sm = &cfg.sm;
+    let problem = if threads > sm.max_threads || n_warps > sm.max_warps {
+        Some(format!("{threads} threads ({n_warps} warps); an SM holds {} threads and {} warps (sm.max_threads, sm.max_warps)", sm.max_threads, sm.max_warps))
+    } else if regs > sm.registers {
+        Some(format!("{regs} registers; an SM has {} (sm.registers)", sm.registers))
+    } else if shared > sm.shared_bytes {
+        Some(format!("{shared} bytes of shared memory; an SM has {} (sm.shared_bytes)", sm.shared_bytes))
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => Err(Fault::new(FaultKind::Launch, format!("a CTA of kernel `{}` needs {p}", geom.kernel))),
+        None => Ok(()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn make_cta(prog: &Program, cfg: &Config, spec: &LaunchSpec, linear: u64, n_warps: u32, threads: u32, regs: u32, shared: u32) -> (Cta, Vec<Warp>) {
+    let g = spec.grid;
+    let ctaid = [(linear % g[0] as u64) as u32, ((linear / g[0] as u64) % g[1] as u64) as u32, (linear / (g[0] as u64 * g[1] as u64)) as u32];
+    let ws = cfg.sm.warp_size;
+    let entry = prog.module.function(spec.entry);
+    let n_regs = entry.regs.len().max(1);
+    let b = spec.block;
+    let mut warps = Vec::new();
+    for wi in 0..n_warps {
+        let first = wi * ws;
+        let n = ws.min(threads - first);
+        let valid = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        // Warp k holds linear thread ids 32k..32k+31 in ascending lane order (Habermaier §5.6).
+        let tid = (0..ws)
+            .map(|l| {
+                let t = (first + l).min(threads - 1);
+                [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])]
+            })
+            .collect();
+        warps.push(Warp {
+            cta: 0,
+            warp_in_cta: wi,
+            age: 0,
+            warp_size: ws,
+            valid,
+            tid,
+            regs: vec![0; n_regs * ws as usize],
+            ready: vec![0; n_regs],
+            frames: vec![Frame { func: spec.entry, reg_base: 0, local_base: 0, ret_dst: Vec::new() }],
+            local: (0..ws).map(|_| Vec::new()).collect(),
+            simt: Box::new(TokenStack::new(valid, ws)),
+            state: WarpState::Active,
+            live: LiveTracker::default(),
+            instructions: 0,
+        });
+    }
+    let cta = Cta {
+        ctaid,
+        shared: vec![0; shared as usize],
+        barriers: std::array::from_fn::<_, N_BARRIERS, _>(|_| None),
+        warps: Vec::new(),
+        n_warps,
+        completed_warps: 0,
+        threads,
+        regs,
+        shared_bytes: shared,
+    };
+    (cta, warps)
+}
+
+/// Every unfinished warp either spins without any memory change or waits on a barrier: the
+/// kernel can never finish (liveness violation of the token stack, Habermaier §6.5).
+fn check_livelock(sms: &[Sm], prog: &Program, epoch: u64) -> Result<(), Fault> {
+    let mut any_spinning = false;
+    for w in sms.iter().flat_map(|s| s.warps.iter().flatten()) {
+        match w.state {
+            WarpState::Completed | WarpState::Barrier(_) => {}
+            WarpState::Active if w.live.is_spinning(epoch) => any_spinning = true,
+            WarpState::Active => return Ok(()),
+        }
+    }
+    if !any_spinning {
+        return Ok(());
+    }
+    let mut f = Fault::new(
+        FaultKind::Liveness,
+        "liveness violation: every unfinished warp repeats the same state with no memory change; diverged lanes wait on the token stack for lanes that can only proceed after them (Habermaier 2011 §6.5)",
+    );
+    f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+    Err(f)
+}

@@ -1,0 +1,21 @@
+//! The SM core: program preparation, warps, instruction execution, CTAs and barriers, the
+//! per-SM schedulers, and the GPU-level cycle loop with CTA dispatch.
+//!
+//! Architecture invariant: instruction semantics (`exec`) return effects; when they happen is
+//! decided by the SM (`sm`) and its latency model, so schedulers, pipelines and the memory
+//! system can change without touching semantics.
+
+pub mod cta;
+pub mod deps;
+pub mod exec;
+pub mod fault;
+pub mod gpu;
+pub mod liveness;
+pub mod program;
+pub mod sched;
+pub mod sm;
+pub mod warp;
+
+pub use fault::{Fault, FaultKind};
+pub use gpu::{run_launch, LaunchSpec};
+pub use program::Program;

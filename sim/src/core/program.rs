@@ -1,0 +1,209 @@
+//! A module prepared for execution: reconvergence tokens inserted where the PTX has none,
+//! per-instruction register dependences and latency classes, and where each variable lives.
+
+use super::deps::{deps_of, Deps};
+use crate::config::LatencyConfig;
+use gpusim_isa::*;
+
+/// The instruction classes that have their own latency in the config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    Int,
+    Fp32,
+    Fp64,
+    Sfu,
+    Branch,
+    Shared,
+    Global,
+    Local,
+    Const,
+    Param,
+    Atomic,
+    Barrier,
+}
+
+impl Class {
+    pub fn latency(self, l: &LatencyConfig) -> u32 {
+        match self {
+            Class::Int => l.int,
+            Class::Fp32 => l.fp32,
+            Class::Fp64 => l.fp64,
+            Class::Sfu => l.sfu,
+            Class::Branch => l.branch,
+            Class::Shared => l.shared,
+            Class::Global => l.global,
+            Class::Local => l.local,
+            Class::Const => l.constant,
+            Class::Param => l.param,
+            Class::Atomic => l.atomic,
+            Class::Barrier => l.barrier,
+        }
+    }
+}
+
+fn class_of(op: &Op) -> Class {
+    let mem = |s: Space| match s {
+        Space::Shared => Class::Shared,
+        Space::Local => Class::Local,
+        Space::Const => Class::Const,
+        Space::Param => Class::Param,
+        Space::Global | Space::Generic => Class::Global,
+    };
+    match op {
+        Op::Arith { op, ty, .. } => {
+            use ArithOp::*;
+            match op {
+                Rcp | Sqrt | Rsqrt | Sin | Cos | Lg2 | Ex2 | Tanh => Class::Sfu,
+                Div | Rem if ty.is_float() => Class::Sfu,
+                _ if *ty == Type::F64 => Class::Fp64,
+                _ if ty.is_float() => Class::Fp32,
+                _ => Class::Int,
+            }
+        }
+        Op::Cvt { dty, sty, .. } if *dty == Type::F64 || *sty == Type::F64 => Class::Fp64,
+        Op::Cvt { .. } => Class::Fp32,
+        Op::Setp { ty, .. } | Op::Set { sty: ty, .. } if ty.is_float() => Class::Fp32,
+        Op::Ld { space, .. } | Op::St { space, .. } => mem(*space),
+        Op::Atom { .. } => Class::Atomic,
+        Op::Bar { .. } | Op::WarpSync { .. } | Op::Fence { .. } => Class::Barrier,
+        Op::Bra { .. }
+        | Op::BrxIdx { .. }
+        | Op::Call { .. }
+        | Op::Ret { .. }
+        | Op::Exit
+        | Op::Trap
+        | Op::Ssy { .. }
+        | Op::Sync
+        | Op::PreBrk { .. }
+        | Op::Brk
+        | Op::PreRet { .. } => Class::Branch,
+        _ => Class::Int,
+    }
+}
+
+/// Where a variable lives, resolved once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    /// Offset in the kernel parameter buffer (an `.entry` parameter).
+    KernelParam(u64),
+    /// Offset in the current activation's per-thread frame (local memory).
+    Frame(u64),
+    /// Offset in the CTA's shared memory (dynamic shared when `dynamic`).
+    Shared { offset: u64, dynamic: bool },
+    /// Absolute global address (set when the module's globals are allocated).
+    Global(u64),
+    /// Offset in the constant segment.
+    Const(u64),
+}
+
+pub struct PreparedFn {
+    pub deps: Vec<Deps>,
+    pub class: Vec<Class>,
+    /// Estimated physical registers per thread (see `register_estimate`).
+    pub regs_per_thread: u32,
+}
+
+/// PTX registers are virtual and plentiful; ptxas allocates far fewer. Estimate the physical
+/// count as the largest number of 32-bit register words whose live ranges (first to last
+/// mention, in program order) overlap, predicates excluded, plus 2 for the ABI, at least 16.
+pub fn register_estimate(f: &Function, deps: &[Deps]) -> u32 {
+    let n = f.regs.len();
+    let mut first = vec![u32::MAX; n];
+    let mut last = vec![0u32; n];
+    for (pc, d) in deps.iter().enumerate() {
+        for &r in d.reads().iter().chain(d.writes()) {
+            let r = r as usize;
+            first[r] = first[r].min(pc as u32);
+            last[r] = last[r].max(pc as u32);
+        }
+    }
+    let mut delta = vec![0i64; deps.len() + 2];
+    for r in 0..n {
+        if first[r] == u32::MAX || f.regs[r].ty == Type::Pred {
+            continue;
+        }
+        let words = f.regs[r].ty.size().div_ceil(4) as i64;
+        delta[first[r] as usize] += words;
+        delta[last[r] as usize + 1] -= words;
+    }
+    let (mut cur, mut max) = (0i64, 0i64);
+    for d in delta {
+        cur += d;
+        max = max.max(cur);
+    }
+    (max as u32 + 2).max(16)
+}
+
+pub struct Program {
+    pub module: Module,
+    pub funcs: Vec<PreparedFn>,
+    pub locs: Vec<Loc>,
+}
+
+impl Program {
+    /// Insert tokens into every function that lacks them and precompute what execution needs.
+    pub fn prepare(mut module: Module) -> Result<Program, PtxError> {
+        for i in 0..module.functions.len() {
+            let f = &module.functions[i];
+            if f.body.is_empty() {
+                continue;
+            }
+            let tokenised = gpusim_isa::analysis::insert_tokens(f).map_err(|e| PtxError {
+                file: module.file.clone(),
+                line: e.span.line,
+                col: e.span.col,
+                text: String::new(),
+                message: format!("in `{}`: {}", e.function, e.message),
+            })?;
+            module.functions[i] = tokenised;
+        }
+        let funcs = module
+            .functions
+            .iter()
+            .map(|f| {
+                let deps: Vec<Deps> = f.body.iter().map(deps_of).collect();
+                PreparedFn { regs_per_thread: register_estimate(f, &deps), class: f.body.iter().map(|i| class_of(&i.op)).collect(), deps }
+            })
+            .collect();
+        let mut locs: Vec<Loc> = module
+            .symbols
+            .iter()
+            .map(|s| match s.space {
+                Space::Param | Space::Local => Loc::Frame(s.offset),
+                Space::Shared => Loc::Shared { offset: s.offset, dynamic: s.is_extern },
+                Space::Const => Loc::Const(s.offset),
+                Space::Global | Space::Generic => Loc::Global(s.offset),
+            })
+            .collect();
+        for f in module.entries() {
+            for p in &f.params {
+                locs[p.symbol.0 as usize] = Loc::KernelParam(module.symbol(p.symbol).offset);
+            }
+        }
+        Ok(Program { module, funcs, locs })
+    }
+
+    /// Rebase module globals once their segment is allocated at `base`.
+    pub fn place_globals(&mut self, base: u64) {
+        for (i, s) in self.module.symbols.iter().enumerate() {
+            if s.space == Space::Global {
+                self.locs[i] = Loc::Global(base + s.offset);
+            }
+        }
+    }
+
+    /// Initial bytes of the module's `.global` and `.const` segments.
+    pub fn segment_init(&self, space: Space) -> Vec<u8> {
+        let len = match space {
+            Space::Global => self.module.global_bytes,
+            _ => self.module.const_bytes,
+        } as usize;
+        let mut out = vec![0u8; len];
+        for s in self.module.symbols.iter().filter(|s| s.space == space && s.owner.is_none()) {
+            let off = s.offset as usize;
+            let n = s.init.len().min(len.saturating_sub(off));
+            out[off..off + n].copy_from_slice(&s.init[..n]);
+        }
+        out
+    }
+}

@@ -1,0 +1,337 @@
+//! One SM: resident CTAs and warps, its warp schedulers, the scoreboard, barriers, and the
+//! per-cycle issue step. Each scheduler issues at most one instruction per cycle.
+
+use super::cta::{Arrival, Cta, Release};
+use super::exec::{ExecEnv, Executed};
+use super::fault::{Fault, FaultKind};
+use super::program::Program;
+use super::sched::{self, Candidate, WarpScheduler};
+use super::warp::{Warp, WarpState};
+use crate::config::{BarrierDivergence, Config};
+use crate::simt::{Flow, Outcome};
+use crate::stats::{Stall, SmStats};
+use gpusim_isa::{BarKind, Space};
+use std::hash::Hasher;
+
+pub struct Sm {
+    pub id: u32,
+    pub warps: Vec<Option<Warp>>,
+    pub ctas: Vec<Option<Cta>>,
+    scheds: Vec<Box<dyn WarpScheduler>>,
+    pub used_threads: u32,
+    pub used_warps: u32,
+    pub used_regs: u32,
+    pub used_shared: u32,
+    pub stats: SmStats,
+    next_age: u64,
+    cands: Vec<Candidate>,
+}
+
+/// What one SM cycle did.
+pub struct StepResult {
+    pub issued: u32,
+    /// Earliest future cycle at which a stalled warp becomes ready.
+    pub next_ready: Option<u64>,
+    pub ctas_completed: u32,
+    /// A warp was found spinning (possible livelock): the GPU checks all warps.
+    pub spin_suspect: bool,
+}
+
+/// Launch-wide state shared by all SMs during a step.
+pub struct Shared<'a> {
+    pub prog: &'a Program,
+    pub cfg: &'a Config,
+    pub geom: &'a super::exec::LaunchGeom,
+    pub params: &'a [u8],
+    pub consts: &'a [u8],
+}
+
+impl Sm {
+    pub fn new(id: u32, cfg: &Config) -> Sm {
+        let n = cfg.sm.max_warps as usize;
+        Sm {
+            id,
+            warps: (0..n).map(|_| None).collect(),
+            ctas: (0..cfg.sm.max_ctas as usize).map(|_| None).collect(),
+            scheds: (0..cfg.sm.schedulers).map(|_| sched::make(cfg.sm.scheduler)).collect(),
+            used_threads: 0,
+            used_warps: 0,
+            used_regs: 0,
+            used_shared: 0,
+            stats: SmStats::default(),
+            next_age: 0,
+            cands: Vec::with_capacity(n),
+        }
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.ctas.iter().all(Option::is_none)
+    }
+
+    /// Whether a CTA with these needs fits next to the resident ones.
+    pub fn fits(&self, cfg: &Config, threads: u32, warps: u32, regs: u32, shared: u32) -> bool {
+        self.ctas.iter().any(Option::is_none)
+            && self.used_threads + threads <= cfg.sm.max_threads
+            && self.used_warps + warps <= cfg.sm.max_warps
+            && self.used_regs + regs <= cfg.sm.registers
+            && self.used_shared + shared <= cfg.sm.shared_bytes
+    }
+
+    /// Make a CTA resident: place it and its warps in free slots.
+    pub fn launch_cta(&mut self, mut cta: Cta, warps: Vec<Warp>) {
+        let cslot = self.ctas.iter().position(Option::is_none).expect("fits() was checked");
+        self.used_threads += cta.threads;
+        self.used_warps += cta.n_warps;
+        self.used_regs += cta.regs;
+        self.used_shared += cta.shared_bytes;
+        for mut w in warps {
+            let slot = self.warps.iter().position(Option::is_none).expect("warp slots were checked");
+            w.cta = cslot;
+            w.age = self.next_age;
+            self.next_age += 1;
+            cta.warps.push(slot);
+            self.warps[slot] = Some(w);
+        }
+        self.ctas[cslot] = Some(cta);
+    }
+
+    /// One cycle: every scheduler picks a ready warp and issues its next instruction.
+    pub fn step(&mut self, cycle: u64, sh: &Shared, global: &mut crate::mem::GlobalMemory, epoch: &mut u64) -> Result<StepResult, Fault> {
+        let mut res = StepResult { issued: 0, next_ready: None, ctas_completed: 0, spin_suspect: false };
+        let n_sched = self.scheds.len();
+        for s in 0..n_sched {
+            self.cands.clear();
+            for slot in (s..self.warps.len()).step_by(n_sched) {
+                let Some(w) = &self.warps[slot] else { continue };
+                if w.state != WarpState::Active {
+                    if matches!(w.state, WarpState::Barrier(_)) {
+                        self.stats.stall(Stall::Barrier, 1);
+                    }
+                    continue;
+                }
+                let f = w.func().0 as usize;
+                let d = &sh.prog.funcs[f].deps[w.pc() as usize];
+                let at = w.regs_ready_at(d.reads(), d.writes());
+                let ready = at <= cycle;
+                if !ready {
+                    res.next_ready = Some(res.next_ready.map_or(at, |n: u64| n.min(at)));
+                    self.stats.stall(Stall::Scoreboard, 1);
+                }
+                self.cands.push(Candidate { slot, age: w.age, ready });
+            }
+            let Some(slot) = self.scheds[s].pick(&self.cands) else { continue };
+            let not_selected = self.cands.iter().filter(|c| c.ready).count() as u64 - 1;
+            self.stats.stall(Stall::NotSelected, not_selected);
+            self.stats.stall(Stall::Issued, 1);
+            self.issue(slot, cycle, sh, global, epoch, &mut res)?;
+            res.issued += 1;
+        }
+        Ok(res)
+    }
+
+    /// Account for `n` skipped cycles in which no warp could issue.
+    pub fn account_idle(&mut self, n: u64) {
+        for w in self.warps.iter().flatten() {
+            match w.state {
+                WarpState::Barrier(_) => self.stats.stall(Stall::Barrier, n),
+                WarpState::Active => self.stats.stall(Stall::Scoreboard, n),
+                WarpState::Completed => {}
+            }
+        }
+    }
+
+    fn issue(&mut self, slot: usize, cycle: u64, sh: &Shared, global: &mut crate::mem::GlobalMemory, epoch: &mut u64, res: &mut StepResult) -> Result<(), Fault> {
+        let mut w = self.warps[slot].take().expect("picked warps exist");
+        let r = self.issue_warp(&mut w, slot, cycle, sh, global, epoch, res);
+        self.warps[slot] = Some(w);
+        let done = r?;
+        if let Some(release) = done.release {
+            self.apply_release(release, cycle, sh, epoch);
+        }
+        if done.completed {
+            self.warp_completed(slot, sh, epoch, res, cycle);
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn issue_warp(&mut self, w: &mut Warp, slot: usize, cycle: u64, sh: &Shared, global: &mut crate::mem::GlobalMemory, epoch: &mut u64, res: &mut StepResult) -> Result<IssueDone, Fault> {
+        let f = w.func();
+        let pc = w.pc() as usize;
+        let func = sh.prog.module.function(f);
+        let inst = &func.body[pc];
+        let cta = self.ctas[w.cta].as_mut().expect("a warp's CTA is resident");
+        let mut env = ExecEnv {
+            prog: sh.prog,
+            global,
+            shared: &mut cta.shared,
+            consts: sh.consts,
+            params: sh.params,
+            geom: sh.geom,
+            ctaid: cta.ctaid,
+            hw_warp: slot as u32,
+            sm_id: self.id,
+            n_sms: sh.cfg.sm.count,
+            max_warps: sh.cfg.sm.max_warps,
+            cycle,
+            local_limit: sh.cfg.sm.local_bytes_per_thread,
+            epoch,
+        };
+        let ex: Executed = env.execute(w, inst)?;
+        let class = sh.prog.funcs[f.0 as usize].class[pc];
+        let lat = class.latency(&sh.cfg.latency) as u64;
+        let deps = &sh.prog.funcs[f.0 as usize].deps[pc];
+        w.set_ready(deps.writes(), cycle + lat.max(1));
+        w.instructions += 1;
+        self.stats.warp_instructions += 1;
+        self.stats.thread_instructions += ex.lanes.count_ones() as u64;
+        let mut done = IssueDone { completed: false, release: None };
+        if let Some(bar) = ex.bar {
+            if bar.divergent && sh.cfg.sm.barrier_divergence == BarrierDivergence::Fault {
+                return Err(Fault::new(
+                    FaultKind::BarrierDivergence,
+                    format!(
+                        "barrier {} reached by a diverged warp in kernel `{}` at {}:{}: executing lanes {:#x}, live lanes {:#x} (CTA {:?}, warp {}; set sm.barrier_divergence: count-warp for the formal model's rule)",
+                        bar.barid, sh.geom.kernel, sh.prog.module.file, inst.span.line, bar.preds.0, w.valid & !w.simt.exited_mask(), cta.ctaid, w.warp_in_cta
+                    ),
+                ));
+            }
+            let wait = matches!(bar.kind, BarKind::Sync | BarKind::Red(_));
+            if wait {
+                w.state = WarpState::Barrier(1 << bar.barid);
+                if let Some((r, _)) = bar.red {
+                    w.set_ready(&[r.0], u64::MAX);
+                }
+            }
+            let arrival = Arrival {
+                barid: bar.barid,
+                count: bar.count,
+                red: bar.red.map(|r| r.1),
+                preds: bar.preds,
+                wait: wait.then_some((slot, bar.red.map(|(r, _)| (r, bar.preds.0)))),
+            };
+            let rel = cta
+                .arrive(arrival, w.warp_size, sh.cfg.sm.exited_warps_arrive)
+                .map_err(|m| Fault::new(FaultKind::BarrierDivergence, format!("{m} in kernel `{}` at {}:{}", sh.geom.kernel, sh.prog.module.file, inst.span.line)))?;
+            done.release = rel;
+        }
+        match w.simt.step(ex.flow.clone(), ex.frame_depth) {
+            Ok(Outcome::Active { popped_frame_depth }) => {
+                if let Some(d) = popped_frame_depth {
+                    w.frames.truncate((d as usize).max(1));
+                }
+            }
+            Ok(Outcome::Completed) => {
+                w.state = WarpState::Completed;
+                done.completed = true;
+            }
+            Err(e) => {
+                return Err(Fault::new(
+                    FaultKind::Control,
+                    format!("{} at {}:{} in kernel `{}` (CTA {:?}, warp {})", e.0, sh.prog.module.file, inst.span.line, sh.geom.kernel, cta.ctaid, w.warp_in_cta),
+                ))
+            }
+        }
+        if ex.backedge && matches!(ex.flow, Flow::Jump { .. } | Flow::Multi { .. }) {
+            let ep = *epoch;
+            let regs = &w.regs;
+            let simt = &w.simt;
+            let depth = w.frames.len();
+            w.live.backedge(ep, |h: &mut dyn Hasher| {
+                simt.hash_state(h);
+                h.write_usize(depth);
+                for r in regs {
+                    h.write_u64(*r);
+                }
+            });
+            if w.live.is_spinning(ep) {
+                res.spin_suspect = true;
+            }
+        }
+        let _ = Space::Global;
+        Ok(done)
+    }
+
+    fn apply_release(&mut self, rel: Release, cycle: u64, sh: &Shared, epoch: &mut u64) {
+        *epoch += 1;
+        for (slot, red) in rel.warps {
+            let Some(w) = self.warps[slot].as_mut() else { continue };
+            if let Some((r, lanes, value)) = red {
+                for l in 0..w.warp_size as usize {
+                    if lanes >> l & 1 == 1 {
+                        w.write(r.0, l, value);
+                    }
+                }
+                w.set_ready(&[r.0], cycle + sh.cfg.latency.barrier as u64);
+            }
+            if let WarpState::Barrier(_) = w.state {
+                w.state = WarpState::Active;
+            }
+        }
+    }
+
+    fn warp_completed(&mut self, slot: usize, sh: &Shared, epoch: &mut u64, res: &mut StepResult, cycle: u64) {
+        *epoch += 1;
+        let cslot = self.warps[slot].as_ref().unwrap().cta;
+        let cta = self.ctas[cslot].as_mut().unwrap();
+        cta.completed_warps += 1;
+        let ws = sh.cfg.sm.warp_size;
+        if sh.cfg.sm.exited_warps_arrive {
+            // Hardware: waiters on a barrier proceed once the non-arriving warps have exited.
+            let mut releases = Vec::new();
+            for b in 0..super::cta::N_BARRIERS {
+                if let Some(r) = cta.try_complete(b, ws, true) {
+                    releases.push(r);
+                }
+            }
+            for r in releases {
+                self.apply_release(r, cycle, sh, epoch);
+            }
+        }
+        let cta = self.ctas[cslot].as_ref().unwrap();
+        if cta.completed_warps == cta.n_warps {
+            let cta = self.ctas[cslot].take().unwrap();
+            for s in &cta.warps {
+                self.warps[*s] = None;
+            }
+            self.used_threads -= cta.threads;
+            self.used_warps -= cta.n_warps;
+            self.used_regs -= cta.regs;
+            self.used_shared -= cta.shared_bytes;
+            res.ctas_completed += 1;
+        }
+    }
+
+    /// One line per resident warp: where it is and what it waits on (for fault reports).
+    pub fn describe_warps(&self, prog: &Program) -> Vec<String> {
+        let mut out = Vec::new();
+        for (slot, w) in self.warps.iter().enumerate() {
+            let Some(w) = w else { continue };
+            let cta = self.ctas[w.cta].as_ref().map(|c| c.ctaid).unwrap_or_default();
+            let f = prog.module.function(w.func());
+            let line = f.body.get(w.pc() as usize).map(|i| i.span.line).unwrap_or(0);
+            let wait = match w.state {
+                WarpState::Active if w.live.spinning => "spinning without progress".to_string(),
+                WarpState::Active => "ready or waiting on registers".to_string(),
+                WarpState::Barrier(b) => format!("waiting at barrier(s) {b:#x}"),
+                WarpState::Completed => "completed".to_string(),
+            };
+            out.push(format!(
+                "SM {} warp slot {slot} (CTA {:?} warp {}): {} at {}:{line} in `{}`; {}",
+                self.id,
+                cta,
+                w.warp_in_cta,
+                wait,
+                prog.module.file,
+                f.name,
+                w.simt.describe()
+            ));
+        }
+        out
+    }
+}
+
+struct IssueDone {
+    completed: bool,
+    release: Option<Release>,
+}

@@ -1,0 +1,109 @@
+//! A warp: its lanes' registers (per call frame), scoreboard, local memory, call frames and
+//! reconvergence state.
+
+use super::liveness::LiveTracker;
+use crate::simt::{Mask, Reconvergence};
+use gpusim_isa::{FuncId, Pc, SymbolId};
+
+/// One function activation. All lanes of a warp that run share it (the token stack keeps the
+/// active lanes in one activation); each lane has its own registers and frame bytes.
+#[derive(Clone, Debug)]
+pub struct Frame {
+    pub func: FuncId,
+    /// First register slot of this activation.
+    pub reg_base: u32,
+    /// Byte offset of this activation's frame in each lane's local memory.
+    pub local_base: u32,
+    /// The caller's variables that receive the callee's return parameters.
+    pub ret_dst: Vec<SymbolId>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpState {
+    Active,
+    /// Waiting at `bar.sync`/`bar.red` for the barriers in this bit set.
+    Barrier(u16),
+    Completed,
+}
+
+pub struct Warp {
+    /// Index of the CTA slot on its SM.
+    pub cta: usize,
+    pub warp_in_cta: u32,
+    /// Dispatch order on the SM (smaller is older), for oldest-first policies.
+    pub age: u64,
+    pub warp_size: u32,
+    /// Lanes that hold a thread (a partial last warp has fewer).
+    pub valid: Mask,
+    /// Thread index (x, y, z) of each lane.
+    pub tid: Vec<[u32; 3]>,
+    /// Register slots × lanes, slot-major: `regs[slot * warp_size + lane]`.
+    pub regs: Vec<u64>,
+    /// Cycle at which each register slot may be read again.
+    pub ready: Vec<u64>,
+    pub frames: Vec<Frame>,
+    pub local: Vec<Vec<u8>>,
+    pub simt: Box<dyn Reconvergence>,
+    pub state: WarpState,
+    pub live: LiveTracker,
+    pub instructions: u64,
+}
+
+impl Warp {
+    pub fn frame(&self) -> &Frame {
+        self.frames.last().expect("a running warp has a frame")
+    }
+
+    pub fn func(&self) -> FuncId {
+        self.frame().func
+    }
+
+    pub fn pc(&self) -> Pc {
+        self.simt.pc()
+    }
+
+    #[inline]
+    pub fn slot(&self, reg: u32) -> usize {
+        (self.frame().reg_base + reg) as usize
+    }
+
+    #[inline]
+    pub fn read(&self, reg: u32, lane: usize) -> u64 {
+        self.regs[self.slot(reg) * self.warp_size as usize + lane]
+    }
+
+    #[inline]
+    pub fn write(&mut self, reg: u32, lane: usize, v: u64) {
+        let i = self.slot(reg) * self.warp_size as usize + lane;
+        self.regs[i] = v;
+    }
+
+    /// Push a callee activation with `n_regs` registers and a frame of `frame_bytes`.
+    pub fn push_frame(&mut self, func: FuncId, n_regs: u32, caller_regs: u32, caller_frame_bytes: u32, ret_dst: Vec<SymbolId>) {
+        let top = self.frame();
+        let reg_base = top.reg_base + caller_regs;
+        let local_base = top.local_base + caller_frame_bytes;
+        let need = (reg_base + n_regs) as usize;
+        if self.ready.len() < need {
+            self.ready.resize(need, 0);
+            self.regs.resize(need * self.warp_size as usize, 0);
+        }
+        self.frames.push(Frame { func, reg_base, local_base, ret_dst });
+    }
+
+    pub fn regs_ready_at(&self, reads: &[u32], writes: &[u32]) -> u64 {
+        let base = self.frame().reg_base;
+        let mut t = 0;
+        for &r in reads.iter().chain(writes) {
+            t = t.max(self.ready[(base + r) as usize]);
+        }
+        t
+    }
+
+    pub fn set_ready(&mut self, writes: &[u32], at: u64) {
+        let base = self.frame().reg_base;
+        for &r in writes {
+            self.ready[(base + r) as usize] = at;
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Every manifest under `traces/` runs on the default config and must pass its checks (or
+//! fault exactly as it says it should). Adding a trace adds it here.
+
+use std::path::{Path, PathBuf};
+
+fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            manifests(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yaml") && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("launches:")) {
+            out.push(p);
+        }
+    }
+}
+
+fn traces_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces")
+}
+
+fn run_all(sub: &str) {
+    let mut list = Vec::new();
+    manifests(&traces_root().join(sub), &mut list);
+    assert!(!list.is_empty(), "no manifests under traces/{sub}");
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let chunks: Vec<&[PathBuf]> = list.chunks(list.len().div_ceil(2)).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut fails = Vec::new();
+                    for m in chunk {
+                        match gpusim::run_manifest(m, None, &[]) {
+                            Ok(out) if out.failures.is_empty() => {}
+                            Ok(out) => fails.push(format!("{}: checks failed: {:?}", m.display(), out.failures)),
+                            Err(e) => fails.push(format!("{}: {e}", m.display())),
+                        }
+                    }
+                    fails
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(failures.is_empty(), "{} of {} traces failed:\n{}", failures.len(), list.len(), failures.join("\n"));
+}
+
+#[test]
+fn semantics_traces() {
+    run_all("semantics");
+}
+
+#[test]
+fn kernel_traces() {
+    run_all("kernels");
+}
