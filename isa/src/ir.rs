@@ -455,7 +455,10 @@ pub struct RegVec {
 
 impl RegVec {
     pub fn one(r: RegId) -> RegVec {
-        RegVec { regs: [r; 4], len: 1 }
+        RegVec {
+            regs: [r; 4],
+            len: 1,
+        }
     }
     pub fn as_slice(&self) -> &[RegId] {
         &self.regs[..self.len as usize]
@@ -481,61 +484,228 @@ impl OpVec {
 pub enum Op {
     /// `mov d, a`; with `pack`/`unpack` it moves between a wide register and a vector of
     /// narrow ones (`mov.b64 %rd, {%r1,%r2}` / `mov.b64 {%r1,%r2}, %rd`).
-    Mov { ty: Type, d: RegId, a: Operand },
-    MovPack { ty: Type, d: RegId, parts: OpVec },
-    MovUnpack { ty: Type, d: RegVec, a: Operand },
-    Arith { op: ArithOp, ty: Type, mods: Mods, d: RegId, a: Operand, b: Operand, c: Operand },
+    Mov {
+        ty: Type,
+        d: RegId,
+        a: Operand,
+    },
+    MovPack {
+        ty: Type,
+        d: RegId,
+        parts: OpVec,
+    },
+    MovUnpack {
+        ty: Type,
+        d: RegVec,
+        a: Operand,
+    },
+    Arith {
+        op: ArithOp,
+        ty: Type,
+        mods: Mods,
+        d: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
     /// `add.cc`, `addc{.cc}`, `sub.cc`, `subc{.cc}`, `mad{.lo,.hi}.cc`, `madc{.lo,.hi}{.cc}`;
     /// `cc` is the hidden per-thread carry-flag register.
-    Carry { op: CarryOp, ty: Type, cc_in: bool, cc_out: bool, cc: RegId, d: RegId, a: Operand, b: Operand, c: Operand },
+    Carry {
+        op: CarryOp,
+        ty: Type,
+        cc_in: bool,
+        cc_out: bool,
+        cc: RegId,
+        d: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
     /// `bfind{.shiftamt}.ty d, a`
-    Bfind { ty: Type, shiftamt: bool, d: RegId, a: Operand },
+    Bfind {
+        ty: Type,
+        shiftamt: bool,
+        d: RegId,
+        a: Operand,
+    },
     /// `shf.{l,r}.{clamp,wrap}.b32 d, a, b, c`
-    Shf { left: bool, clamp: bool, d: RegId, a: Operand, b: Operand, c: Operand },
+    Shf {
+        left: bool,
+        clamp: bool,
+        d: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
     /// `bfi d, a, b, pos, len`
-    Bfi { ty: Type, d: RegId, a: Operand, b: Operand, pos: Operand, len: Operand },
+    Bfi {
+        ty: Type,
+        d: RegId,
+        a: Operand,
+        b: Operand,
+        pos: Operand,
+        len: Operand,
+    },
     /// `setp.cmp{.bop}.ty p[|q], a, b{, {!}c}`
-    Setp { cmp: Cmp, ty: Type, ftz: bool, p: RegId, q: Option<RegId>, a: Operand, b: Operand, comb: Option<(BoolOp, Operand)> },
+    Setp {
+        cmp: Cmp,
+        ty: Type,
+        ftz: bool,
+        p: RegId,
+        q: Option<RegId>,
+        a: Operand,
+        b: Operand,
+        comb: Option<(BoolOp, Operand)>,
+    },
     /// `set.cmp{.bop}.dty.sty d, a, b{, {!}c}`: d is all ones (or 1.0f) when true
-    Set { cmp: Cmp, dty: Type, sty: Type, ftz: bool, d: RegId, a: Operand, b: Operand, comb: Option<(BoolOp, Operand)> },
+    Set {
+        cmp: Cmp,
+        dty: Type,
+        sty: Type,
+        ftz: bool,
+        d: RegId,
+        a: Operand,
+        b: Operand,
+        comb: Option<(BoolOp, Operand)>,
+    },
     /// `selp.ty d, a, b, c`: c ? a : b
-    Selp { ty: Type, d: RegId, a: Operand, b: Operand, c: Operand },
+    Selp {
+        ty: Type,
+        d: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
     /// `slct.dty.cty d, a, b, c`: c >= 0 ? a : b
-    Slct { dty: Type, cty: Type, ftz: bool, d: RegId, a: Operand, b: Operand, c: Operand },
-    Cvt { dty: Type, sty: Type, mods: Mods, d: RegId, a: Operand },
+    Slct {
+        dty: Type,
+        cty: Type,
+        ftz: bool,
+        d: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
+    Cvt {
+        dty: Type,
+        sty: Type,
+        mods: Mods,
+        d: RegId,
+        a: Operand,
+    },
     /// `cvta{.to}.space.size d, a`
-    Cvta { to_space: bool, space: Space, ty: Type, d: RegId, a: Operand },
-    Ld { space: Space, cop: Option<CacheOp>, volatile: bool, ty: Type, d: RegVec, addr: Address },
-    St { space: Space, cop: Option<CacheOp>, volatile: bool, ty: Type, addr: Address, src: OpVec },
+    Cvta {
+        to_space: bool,
+        space: Space,
+        ty: Type,
+        d: RegId,
+        a: Operand,
+    },
+    Ld {
+        space: Space,
+        cop: Option<CacheOp>,
+        volatile: bool,
+        ty: Type,
+        d: RegVec,
+        addr: Address,
+    },
+    St {
+        space: Space,
+        cop: Option<CacheOp>,
+        volatile: bool,
+        ty: Type,
+        addr: Address,
+        src: OpVec,
+    },
     /// `atom` (d is Some) and `red` (d is None).
-    Atom { space: Space, op: AtomOp, ty: Type, d: Option<RegId>, addr: Address, b: Operand, c: Option<Operand> },
-    Bar { kind: BarKind, id: Operand, count: Option<Operand>, red: Option<(RegId, Operand)>, aligned: bool },
+    Atom {
+        space: Space,
+        op: AtomOp,
+        ty: Type,
+        d: Option<RegId>,
+        addr: Address,
+        b: Operand,
+        c: Option<Operand>,
+    },
+    Bar {
+        kind: BarKind,
+        id: Operand,
+        count: Option<Operand>,
+        red: Option<(RegId, Operand)>,
+        aligned: bool,
+    },
     /// `bar.warp.sync mask`
-    WarpSync { mask: Operand },
-    Fence { level: FenceLevel },
+    WarpSync {
+        mask: Operand,
+    },
+    Fence {
+        level: FenceLevel,
+    },
     /// `shfl.sync.mode.b32 d[|p], a, b, c, membermask`
-    Shfl { mode: ShflMode, d: RegId, p: Option<RegId>, a: Operand, b: Operand, c: Operand, mask: Operand },
+    Shfl {
+        mode: ShflMode,
+        d: RegId,
+        p: Option<RegId>,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+        mask: Operand,
+    },
     /// `vote.sync.mode.{pred,b32} d, {!}a, membermask`
-    Vote { mode: VoteMode, d: RegId, a: Operand, mask: Operand },
+    Vote {
+        mode: VoteMode,
+        d: RegId,
+        a: Operand,
+        mask: Operand,
+    },
     /// `match.{any,all}.sync.b32/b64 d[|p], a, membermask`
-    Match { mode: MatchMode, ty: Type, d: RegId, p: Option<RegId>, a: Operand, mask: Operand },
+    Match {
+        mode: MatchMode,
+        ty: Type,
+        d: RegId,
+        p: Option<RegId>,
+        a: Operand,
+        mask: Operand,
+    },
     /// `activemask.b32 d`
-    ActiveMask { d: RegId },
-    Bra { target: Pc, uni: bool },
+    ActiveMask {
+        d: RegId,
+    },
+    Bra {
+        target: Pc,
+        uni: bool,
+    },
     /// `brx.idx index, table`: the table's labels, resolved.
-    BrxIdx { index: Operand, targets: Vec<Pc>, uni: bool },
+    BrxIdx {
+        index: Operand,
+        targets: Vec<Pc>,
+        uni: bool,
+    },
     /// `call (rets), func, (args)`; `targets` lists the possible callees of an indirect call
     /// (`call ..., %r, (args), prototype_or_table`).
-    Call { callee: Callee, rets: Vec<SymbolId>, args: Vec<Operand>, uni: bool },
-    Ret { uni: bool },
+    Call {
+        callee: Callee,
+        rets: Vec<SymbolId>,
+        args: Vec<Operand>,
+        uni: bool,
+    },
+    Ret {
+        uni: bool,
+    },
     Exit,
     Trap,
     /// Formal-model token instructions (Habermaier 2011, §5.4).
-    Ssy { target: Pc },
+    Ssy {
+        target: Pc,
+    },
     Sync,
-    PreBrk { target: Pc },
+    PreBrk {
+        target: Pc,
+    },
     Brk,
-    PreRet { target: Pc },
+    PreRet {
+        target: Pc,
+    },
     Nop,
 }
 
@@ -614,7 +784,10 @@ pub struct Function {
 
 impl Function {
     pub fn label_at(&self, pc: Pc) -> Option<&str> {
-        self.labels.iter().find(|(_, p)| *p == pc).map(|(n, _)| n.as_str())
+        self.labels
+            .iter()
+            .find(|(_, p)| *p == pc)
+            .map(|(n, _)| n.as_str())
     }
 }
 

@@ -164,7 +164,11 @@ mod tests {
     use super::*;
 
     fn toks(s: &str) -> Vec<Tok> {
-        lex("t.ptx", s).unwrap().into_iter().map(|(t, _)| t).collect()
+        lex("t.ptx", s)
+            .unwrap()
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect()
     }
 
     #[test]
@@ -208,7 +212,7 @@ mod tests {
     fn comments_and_positions() {
         let t = lex("t.ptx", "// c\n  /* x\n y */ exit;").unwrap();
         assert_eq!(t[0].1.line, 3);
-        assert_eq!(t[0].1.col, 6);
+        assert_eq!(t[0].1.col, 7);
     }
 
     #[test]

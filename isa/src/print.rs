@@ -16,7 +16,13 @@ pub fn function_to_ptx(m: &Module, f: &Function) -> String {
             .map(|p| {
                 let sym = m.symbol(p.symbol);
                 if p.count > 1 {
-                    format!(".param .align {} .{} {}[{}]", p.align, p.ty.name(), sym.name, p.count)
+                    format!(
+                        ".param .align {} .{} {}[{}]",
+                        p.align,
+                        p.ty.name(),
+                        sym.name,
+                        p.count
+                    )
                 } else {
                     format!(".param .{} {}", p.ty.name(), sym.name)
                 }
@@ -58,7 +64,10 @@ pub fn function_to_ptx(m: &Module, f: &Function) -> String {
 }
 
 fn reg(f: &Function, r: RegId) -> &str {
-    f.regs.get(r.0 as usize).map(|r| r.name.as_str()).unwrap_or("%?")
+    f.regs
+        .get(r.0 as usize)
+        .map(|r| r.name.as_str())
+        .unwrap_or("%?")
 }
 
 fn label(f: &Function, pc: Pc) -> String {
@@ -282,8 +291,14 @@ fn vec_sfx(n: u8) -> &'static str {
 /// One instruction as PTX text, with its guard.
 pub fn inst_to_ptx(m: &Module, f: &Function, inst: &Inst) -> String {
     let g = match inst.guard {
-        Some(Guard { reg: r, negated: true }) => format!("@!{} ", reg(f, r)),
-        Some(Guard { reg: r, negated: false }) => format!("@{} ", reg(f, r)),
+        Some(Guard {
+            reg: r,
+            negated: true,
+        }) => format!("@!{} ", reg(f, r)),
+        Some(Guard {
+            reg: r,
+            negated: false,
+        }) => format!("@{} ", reg(f, r)),
         None => String::new(),
     };
     format!("{g}{}", op_to_ptx(m, f, &inst.op))
@@ -293,7 +308,10 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
     let o = |x: &Operand, t: Type| operand(m, f, x, t);
     let r = |x: RegId| reg(f, x).to_string();
     let comb = |c: &Option<(BoolOp, Operand)>| match c {
-        Some((b, p)) => (format!(".{}", bool_name(*b)), format!(", {}", o(p, Type::Pred))),
+        Some((b, p)) => (
+            format!(".{}", bool_name(*b)),
+            format!(", {}", o(p, Type::Pred)),
+        ),
         None => (String::new(), String::new()),
     };
     match op {
@@ -306,7 +324,15 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             let ds: Vec<String> = d.as_slice().iter().map(|x| r(*x)).collect();
             format!("mov.{} {{{}}}, {};", ty.name(), ds.join(", "), o(a, *ty))
         }
-        Op::Arith { op, ty, mods, d, a, b, c } => {
+        Op::Arith {
+            op,
+            ty,
+            mods,
+            d,
+            a,
+            b,
+            c,
+        } => {
             let name = match (op, ty.is_float()) {
                 (ArithOp::Mul, true) => "mul".to_string(),
                 _ => arith_name(*op),
@@ -323,7 +349,17 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             s.push(';');
             s
         }
-        Op::Carry { op, ty, cc_in, cc_out, d, a, b, c, .. } => {
+        Op::Carry {
+            op,
+            ty,
+            cc_in,
+            cc_out,
+            d,
+            a,
+            b,
+            c,
+            ..
+        } => {
             let (name, n) = match (op, cc_in) {
                 (CarryOp::Add, false) => ("add", 2),
                 (CarryOp::Add, true) => ("addc", 2),
@@ -335,13 +371,36 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                 (CarryOp::MadHi, true) => ("madc.hi", 3),
             };
             let cc = if *cc_out { ".cc" } else { "" };
-            let third = if n == 3 { format!(", {}", o(c, *ty)) } else { String::new() };
-            format!("{name}{cc}.{} {}, {}, {}{third};", ty.name(), r(*d), o(a, *ty), o(b, *ty))
+            let third = if n == 3 {
+                format!(", {}", o(c, *ty))
+            } else {
+                String::new()
+            };
+            format!(
+                "{name}{cc}.{} {}, {}, {}{third};",
+                ty.name(),
+                r(*d),
+                o(a, *ty),
+                o(b, *ty)
+            )
         }
         Op::Bfind { ty, shiftamt, d, a } => {
-            format!("bfind{}.{} {}, {};", if *shiftamt { ".shiftamt" } else { "" }, ty.name(), r(*d), o(a, *ty))
+            format!(
+                "bfind{}.{} {}, {};",
+                if *shiftamt { ".shiftamt" } else { "" },
+                ty.name(),
+                r(*d),
+                o(a, *ty)
+            )
         }
-        Op::Shf { left, clamp, d, a, b, c } => format!(
+        Op::Shf {
+            left,
+            clamp,
+            d,
+            a,
+            b,
+            c,
+        } => format!(
             "shf.{}.{}.b32 {}, {}, {}, {};",
             if *left { "l" } else { "r" },
             if *clamp { "clamp" } else { "wrap" },
@@ -350,7 +409,14 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             o(b, Type::B32),
             o(c, Type::U32)
         ),
-        Op::Bfi { ty, d, a, b, pos, len } => format!(
+        Op::Bfi {
+            ty,
+            d,
+            a,
+            b,
+            pos,
+            len,
+        } => format!(
             "bfi.{} {}, {}, {}, {}, {};",
             ty.name(),
             r(*d),
@@ -359,16 +425,40 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             o(pos, Type::U32),
             o(len, Type::U32)
         ),
-        Op::Setp { cmp, ty, ftz, p, q, a, b, comb: c } => {
+        Op::Setp {
+            cmp,
+            ty,
+            ftz,
+            p,
+            q,
+            a,
+            b,
+            comb: c,
+        } => {
             let (bo, cs) = comb(c);
             let dst = match q {
                 Some(q) => format!("{}|{}", r(*p), r(*q)),
                 None => r(*p),
             };
             let ftz = if *ftz { ".ftz" } else { "" };
-            format!("setp.{}{bo}{ftz}.{} {dst}, {}, {}{cs};", cmp_name(*cmp), ty.name(), o(a, *ty), o(b, *ty))
+            format!(
+                "setp.{}{bo}{ftz}.{} {dst}, {}, {}{cs};",
+                cmp_name(*cmp),
+                ty.name(),
+                o(a, *ty),
+                o(b, *ty)
+            )
         }
-        Op::Set { cmp, dty, sty, ftz, d, a, b, comb: c } => {
+        Op::Set {
+            cmp,
+            dty,
+            sty,
+            ftz,
+            d,
+            a,
+            b,
+            comb: c,
+        } => {
             let (bo, cs) = comb(c);
             let ftz = if *ftz { ".ftz" } else { "" };
             format!(
@@ -381,8 +471,23 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                 o(b, *sty)
             )
         }
-        Op::Selp { ty, d, a, b, c } => format!("selp.{} {}, {}, {}, {};", ty.name(), r(*d), o(a, *ty), o(b, *ty), o(c, Type::Pred)),
-        Op::Slct { dty, cty, ftz, d, a, b, c } => format!(
+        Op::Selp { ty, d, a, b, c } => format!(
+            "selp.{} {}, {}, {}, {};",
+            ty.name(),
+            r(*d),
+            o(a, *ty),
+            o(b, *ty),
+            o(c, Type::Pred)
+        ),
+        Op::Slct {
+            dty,
+            cty,
+            ftz,
+            d,
+            a,
+            b,
+            c,
+        } => format!(
             "slct{}.{}.{} {}, {}, {}, {};",
             if *ftz { ".ftz" } else { "" },
             dty.name(),
@@ -392,10 +497,29 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             o(b, *dty),
             o(c, *cty)
         ),
-        Op::Cvt { dty, sty, mods, d, a } => {
-            format!("cvt{}.{}.{} {}, {};", mods_suffix(mods), dty.name(), sty.name(), r(*d), o(a, *sty))
+        Op::Cvt {
+            dty,
+            sty,
+            mods,
+            d,
+            a,
+        } => {
+            format!(
+                "cvt{}.{}.{} {}, {};",
+                mods_suffix(mods),
+                dty.name(),
+                sty.name(),
+                r(*d),
+                o(a, *sty)
+            )
         }
-        Op::Cvta { to_space, space, ty, d, a } => format!(
+        Op::Cvta {
+            to_space,
+            space,
+            ty,
+            d,
+            a,
+        } => format!(
             "cvta{}.{}.{} {}, {};",
             if *to_space { ".to" } else { "" },
             space.name(),
@@ -403,9 +527,20 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             r(*d),
             o(a, *ty)
         ),
-        Op::Ld { space, cop, volatile, ty, d, addr } => {
+        Op::Ld {
+            space,
+            cop,
+            volatile,
+            ty,
+            d,
+            addr,
+        } => {
             let ds: Vec<String> = d.as_slice().iter().map(|x| r(*x)).collect();
-            let dst = if d.len > 1 { format!("{{{}}}", ds.join(", ")) } else { ds[0].clone() };
+            let dst = if d.len > 1 {
+                format!("{{{}}}", ds.join(", "))
+            } else {
+                ds[0].clone()
+            };
             format!(
                 "ld{}{}{}{}.{} {dst}, {};",
                 if *volatile { ".volatile" } else { "" },
@@ -416,9 +551,20 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                 address(m, f, addr)
             )
         }
-        Op::St { space, cop, volatile, ty, addr, src } => {
+        Op::St {
+            space,
+            cop,
+            volatile,
+            ty,
+            addr,
+            src,
+        } => {
             let ss: Vec<String> = src.as_slice().iter().map(|x| o(x, *ty)).collect();
-            let s = if src.len > 1 { format!("{{{}}}", ss.join(", ")) } else { ss[0].clone() };
+            let s = if src.len > 1 {
+                format!("{{{}}}", ss.join(", "))
+            } else {
+                ss[0].clone()
+            };
             format!(
                 "st{}{}{}{}.{} {}, {s};",
                 if *volatile { ".volatile" } else { "" },
@@ -429,7 +575,15 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                 address(m, f, addr)
             )
         }
-        Op::Atom { space, op, ty, d, addr, b, c } => {
+        Op::Atom {
+            space,
+            op,
+            ty,
+            d,
+            addr,
+            b,
+            c,
+        } => {
             let name = format!("{op:?}").to_lowercase();
             let cs = c.map(|c| format!(", {}", o(&c, *ty))).unwrap_or_default();
             match d {
@@ -441,11 +595,25 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                     address(m, f, addr),
                     o(b, *ty)
                 ),
-                None => format!("red{}.{name}.{} {}, {};", space_sfx(*space), ty.name(), address(m, f, addr), o(b, *ty)),
+                None => format!(
+                    "red{}.{name}.{} {}, {};",
+                    space_sfx(*space),
+                    ty.name(),
+                    address(m, f, addr),
+                    o(b, *ty)
+                ),
             }
         }
-        Op::Bar { kind, id, count, red, .. } => {
-            let cnt = count.map(|c| format!(", {}", o(&c, Type::U32))).unwrap_or_default();
+        Op::Bar {
+            kind,
+            id,
+            count,
+            red,
+            ..
+        } => {
+            let cnt = count
+                .map(|c| format!(", {}", o(&c, Type::U32)))
+                .unwrap_or_default();
             match (kind, red) {
                 (BarKind::Red(k), Some((d, p))) => {
                     let (k, t) = match k {
@@ -453,7 +621,12 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                         BarRed::And => ("and", "pred"),
                         BarRed::Or => ("or", "pred"),
                     };
-                    format!("bar.red.{k}.{t} {}, {}{cnt}, {};", r(*d), o(id, Type::U32), o(p, Type::Pred))
+                    format!(
+                        "bar.red.{k}.{t} {}, {}{cnt}, {};",
+                        r(*d),
+                        o(id, Type::U32),
+                        o(p, Type::Pred)
+                    )
                 }
                 (BarKind::Arrive, _) => format!("bar.arrive {}{cnt};", o(id, Type::U32)),
                 _ => format!("bar.sync {}{cnt};", o(id, Type::U32)),
@@ -465,7 +638,15 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             FenceLevel::Gpu => "membar.gl;".into(),
             FenceLevel::Sys => "membar.sys;".into(),
         },
-        Op::Shfl { mode, d, p, a, b, c, mask } => {
+        Op::Shfl {
+            mode,
+            d,
+            p,
+            a,
+            b,
+            c,
+            mask,
+        } => {
             let dst = match p {
                 Some(p) => format!("{}|{}", r(*d), r(*p)),
                 None => r(*d),
@@ -480,7 +661,11 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             )
         }
         Op::Vote { mode, d, a, mask } => {
-            let t = if *mode == VoteMode::Ballot { "b32" } else { "pred" };
+            let t = if *mode == VoteMode::Ballot {
+                "b32"
+            } else {
+                "pred"
+            };
             format!(
                 "vote.sync.{}.{t} {}, {}, {};",
                 format!("{mode:?}").to_lowercase(),
@@ -489,7 +674,14 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                 o(mask, Type::B32)
             )
         }
-        Op::Match { mode, ty, d, p, a, mask } => {
+        Op::Match {
+            mode,
+            ty,
+            d,
+            p,
+            a,
+            mask,
+        } => {
             let dst = match p {
                 Some(p) => format!("{}|{}", r(*d), r(*p)),
                 None => r(*d),
@@ -503,8 +695,16 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             )
         }
         Op::ActiveMask { d } => format!("activemask.b32 {};", r(*d)),
-        Op::Bra { target, uni } => format!("bra{} {};", if *uni { ".uni" } else { "" }, label(f, *target)),
-        Op::BrxIdx { index, targets, uni } => {
+        Op::Bra { target, uni } => format!(
+            "bra{} {};",
+            if *uni { ".uni" } else { "" },
+            label(f, *target)
+        ),
+        Op::BrxIdx {
+            index,
+            targets,
+            uni,
+        } => {
             let ts: Vec<String> = targets.iter().map(|t| label(f, *t)).collect();
             format!(
                 "brx.idx{} {}, [{}];",
@@ -513,7 +713,12 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                 ts.join(", ")
             )
         }
-        Op::Call { callee, rets, args, uni } => {
+        Op::Call {
+            callee,
+            rets,
+            args,
+            uni,
+        } => {
             let name = match callee {
                 Callee::Direct(id) => m.function(*id).name.clone(),
                 Callee::Indirect { reg: x, .. } => r(*x),

@@ -40,7 +40,11 @@ impl PtxError {
 
 impl fmt::Display for PtxError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.message)?;
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.col, self.message
+        )?;
         if !self.text.is_empty() {
             write!(f, " (at `{}`)", self.text)?;
         }

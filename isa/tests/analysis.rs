@@ -52,12 +52,15 @@ mod warp {
             Operand::Imm(v) => *v,
             Operand::Special(SpecialReg::Tid(Dim::X) | SpecialReg::LaneId) => lane as u64,
             Operand::Special(_) => 0,
-            Operand::Symbol(_) | Operand::Func(_) => panic!("{}: no addresses in the test executor", f.name),
+            Operand::Symbol(_) | Operand::Func(_) => {
+                panic!("{}: no addresses in the test executor", f.name)
+            }
         }
     }
 
     fn guard(regs: &[u64], inst: &Inst) -> bool {
-        inst.guard.is_none_or(|g| (regs[g.reg.0 as usize] != 0) != g.negated)
+        inst.guard
+            .is_none_or(|g| (regs[g.reg.0 as usize] != 0) != g.negated)
     }
 
     fn compare(cmp: Cmp, ty: Type, a: u64, b: u64) -> bool {
@@ -108,11 +111,22 @@ mod warp {
                 regs[d.0 as usize] = v(regs, a) & ty.mask();
                 !hidden(d)
             }
-            Op::Arith { op, ty, d, a, b, c, .. } => {
+            Op::Arith {
+                op, ty, d, a, b, c, ..
+            } => {
                 regs[d.0 as usize] = arith(*op, v(regs, a), v(regs, b), v(regs, c)) & ty.mask();
                 true
             }
-            Op::Setp { cmp, ty, p, q, a, b, comb, .. } => {
+            Op::Setp {
+                cmp,
+                ty,
+                p,
+                q,
+                a,
+                b,
+                comb,
+                ..
+            } => {
                 let mut r = compare(*cmp, *ty, v(regs, a), v(regs, b));
                 if let Some((bop, c)) = comb {
                     let c = v(regs, c) != 0;
@@ -148,8 +162,12 @@ mod warp {
             }
             match &inst.op {
                 Op::Bra { target, .. } => pc = *target as usize,
-                Op::BrxIdx { index, targets, .. } => pc = targets[val(f, &regs, lane, index) as usize] as usize,
+                Op::BrxIdx { index, targets, .. } => {
+                    pc = targets[val(f, &regs, lane, index) as usize] as usize
+                }
                 Op::Ret { .. } | Op::Exit | Op::Trap => return Trace { lines, regs },
+                // branch_Θ: a lane steps over the token instructions (Habermaier §6.3).
+                Op::Ssy { .. } | Op::PreBrk { .. } | Op::PreRet { .. } | Op::Sync => pc += 1,
                 _ => {
                     if data(f, &mut regs, lane, inst) {
                         lines.push(inst.span.line);
@@ -182,7 +200,11 @@ mod warp {
             let all = (1u32 << n) - 1;
             // A .func starts under the caller's call token, resuming past the end.
             let stack = match f.kind {
-                FuncKind::Func => vec![Tok { kind: Kind::Call, mask: all, pc: f.body.len() as Pc }],
+                FuncKind::Func => vec![Tok {
+                    kind: Kind::Call,
+                    mask: all,
+                    pc: f.body.len() as Pc,
+                }],
                 FuncKind::Entry => vec![],
             };
             Warp {
@@ -205,11 +227,20 @@ mod warp {
         }
 
         fn enabled(&self, why: &[Why]) -> u32 {
-            (0..self.n).filter(|&l| why[l] == Why::Enabled).fold(0, |m, l| m | 1 << l)
+            (0..self.n)
+                .filter(|&l| why[l] == Why::Enabled)
+                .fold(0, |m, l| m | 1 << l)
         }
 
         fn fail(&self, msg: String) -> ! {
-            panic!("{}: pc {} active {:0w$b}: {msg}\nstack {:?}", self.f.name, self.pc, self.active, self.stack, w = self.n)
+            panic!(
+                "{}: pc {} active {:0w$b}: {msg}\nstack {:?}",
+                self.f.name,
+                self.pc,
+                self.active,
+                self.stack,
+                w = self.n
+            )
         }
 
         /// Run to completion: each lane's trace and the deepest stack seen.
@@ -219,8 +250,12 @@ mod warp {
                     if !self.stack.is_empty() {
                         self.fail("stack not empty at the end".into());
                     }
-                    let traces =
-                        (0..self.n).map(|l| Trace { lines: self.lines[l].clone(), regs: self.regs[l].clone() }).collect();
+                    let traces = (0..self.n)
+                        .map(|l| Trace {
+                            lines: self.lines[l].clone(),
+                            regs: self.regs[l].clone(),
+                        })
+                        .collect();
                     return (traces, self.max_depth);
                 }
                 self.step();
@@ -234,8 +269,10 @@ mod warp {
             let Some(inst) = f.body.get(self.pc as usize) else {
                 self.fail("ran off the end of the body".into())
             };
-            let taken =
-                self.lanes(self.active).filter(|&l| guard(&self.regs[l], inst)).fold(0u32, |m, l| m | 1 << l);
+            let taken = self
+                .lanes(self.active)
+                .filter(|&l| guard(&self.regs[l], inst))
+                .fold(0u32, |m, l| m | 1 << l);
             let pc = self.pc;
             match &inst.op {
                 Op::Ssy { target } => self.push(Kind::Sync, taken, *target),
@@ -255,7 +292,11 @@ mod warp {
                     if taken != 0 && !self.stack.iter().any(|t| t.kind == Kind::Call) {
                         self.fail("ret without a call token (condition 2)".into());
                     }
-                    let why = if f.kind == FuncKind::Entry { Why::Exit } else { Why::Return };
+                    let why = if f.kind == FuncKind::Entry {
+                        Why::Exit
+                    } else {
+                        Why::Return
+                    };
                     self.disable(taken, why);
                 }
                 Op::Exit | Op::Trap => self.disable(taken, Why::Exit),
@@ -279,7 +320,11 @@ mod warp {
         /// ssy / preBrk / preRet: push (kind, α, target) when some lane's guard holds.
         fn push(&mut self, kind: Kind, taken: u32, target: Pc) {
             if taken != 0 {
-                self.stack.push(Tok { kind, mask: self.active, pc: target });
+                self.stack.push(Tok {
+                    kind,
+                    mask: self.active,
+                    pc: target,
+                });
             }
             self.pc += 1;
         }
@@ -292,13 +337,21 @@ mod warp {
             let next = self.pc + 1;
             let n = self.stack.len();
             match self.stack.last() {
-                Some(t) if t.kind == Kind::Sync && t.pc != next => self.fail(format!("sync token for pc {}", t.pc)),
+                Some(t) if t.kind == Kind::Sync && t.pc != next => {
+                    self.fail(format!("sync token for pc {}", t.pc))
+                }
                 Some(t) if t.kind == Kind::Sync => {}
                 Some(t) if t.kind == Kind::Diverge => {
                     let second = n.checked_sub(2).map(|i| self.stack[i]);
                     match second {
-                        Some(s) if s.kind == Kind::Sync && s.pc == next && (t.mask | self.active) & !s.mask == 0 => {}
-                        _ => self.fail("diverge token not above the sync token of this pad (condition 4)".into()),
+                        Some(s)
+                            if s.kind == Kind::Sync
+                                && s.pc == next
+                                && (t.mask | self.active) & !s.mask == 0 => {}
+                        _ => self.fail(
+                            "diverge token not above the sync token of this pad (condition 4)"
+                                .into(),
+                        ),
                     }
                 }
                 _ => self.fail("sync without a sync or diverge token on top (condition 3)".into()),
@@ -331,15 +384,26 @@ mod warp {
                 return;
             }
             let lanes: Vec<usize> = self.lanes(taken).collect();
-            let first = if self.pick_high { *lanes.last().unwrap() } else { lanes[0] };
+            let first = if self.pick_high {
+                *lanes.last().unwrap()
+            } else {
+                lanes[0]
+            };
             let t = target_of(first);
-            let go = lanes.iter().filter(|&&l| target_of(l) == t).fold(0u32, |m, l| m | 1 << l);
+            let go = lanes
+                .iter()
+                .filter(|&&l| target_of(l) == t)
+                .fold(0u32, |m, l| m | 1 << l);
             if go == taken && taken == self.active {
                 self.pc = t;
                 return;
             }
             let resume = if go == taken { self.pc + 1 } else { self.pc };
-            self.stack.push(Tok { kind: Kind::Diverge, mask: self.active & !go, pc: resume });
+            self.stack.push(Tok {
+                kind: Kind::Diverge,
+                mask: self.active & !go,
+                pc: resume,
+            });
             self.active = go;
             self.pc = t;
         }
@@ -414,9 +478,16 @@ fn check_lanes(input: &Function, tokenised: &Function) -> usize {
             for (lane, t) in traces.iter().enumerate() {
                 let alone = warp::run_alone(input, lane);
                 let name = &input.name;
-                assert_eq!(t.lines, alone.lines, "{name}: lane {lane} of {n} executes other instructions");
+                assert_eq!(
+                    t.lines, alone.lines,
+                    "{name}: lane {lane} of {n} executes other instructions"
+                );
                 let visible = input.regs.len();
-                assert_eq!(t.regs[..visible], alone.regs[..], "{name}: lane {lane} of {n} ends with other registers");
+                assert_eq!(
+                    t.regs[..visible],
+                    alone.regs[..],
+                    "{name}: lane {lane} of {n} ends with other registers"
+                );
             }
         }
     }
@@ -437,26 +508,39 @@ fn ops(f: &Function) -> Vec<(Option<Guard>, Op)> {
     f.body.iter().map(|i| (i.guard, i.op.clone())).collect()
 }
 
-/// Tokenise function `name` of `src`: compare the listing with `expected`, run every lane
-/// count against per-thread execution, re-parse the printed PTX, and check that a tokenised
-/// function is left as it is.
+fn has_token_ops(f: &Function) -> bool {
+    f.body.iter().any(|i| {
+        matches!(
+            i.op,
+            Op::Ssy { .. } | Op::Sync | Op::PreBrk { .. } | Op::Brk | Op::PreRet { .. }
+        )
+    })
+}
+
+/// Tokenise function `name` of `src`: compare the listing with `expected` (after its first
+/// newline), run every lane count against per-thread execution, re-parse the printed PTX, and
+/// check that a tokenised function is left as it is.
 fn check(src: &str, name: &str, expected: &str) -> Function {
     let m = parse(src);
     let f = m.functions.iter().find(|f| f.name == name).unwrap();
     let t = insert_tokens(f).unwrap_or_else(|e| panic!("{e}"));
     let actual = describe_body(&t);
-    if expected.is_empty() {
-        println!("=== {name}\n{actual}");
-    } else {
-        assert!(actual == expected, "tokenised `{name}`:\n{actual}\nexpected:\n{expected}");
-    }
+    let expected = expected.strip_prefix('\n').unwrap_or(expected);
+    assert!(
+        actual == expected,
+        "tokenised `{name}`:\n{actual}\nexpected:\n{expected}"
+    );
     check_lanes(f, &t);
     // The printer writes `brx.idx` tables inline, which the parser does not read back.
     if !t.body.iter().any(|i| matches!(i.op, Op::BrxIdx { .. })) {
         let again = parse_module("reprint.ptx", &reprint(&m, &t)).unwrap_or_else(|e| panic!("{e}"));
         let back = again.functions.iter().find(|f| f.name == name).unwrap();
-        assert_eq!(ops(back), ops(&t), "the printed tokenised `{name}` parses to another body");
-        assert!(back.has_tokens);
+        assert_eq!(
+            ops(back),
+            ops(&t),
+            "the printed tokenised `{name}` parses to another body"
+        );
+        assert_eq!(back.has_tokens, has_token_ops(&t));
     }
     assert_eq!(insert_tokens(&t).unwrap(), t);
     t
@@ -480,11 +564,32 @@ JOIN:
 }
 ";
 
+/// Habermaier Listing 5.5: `ssy` before the branch names JOIN, the instruction after the pad's
+/// `sync`; both arms enter the pad (the taken arm falls into it, the other jumps to it).
 #[test]
 fn if_else() {
-    check(IF_ELSE, "k", "");
+    check(
+        IF_ELSE,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: setp.lt.u32 %p1, %r1, 2
+   2: ssy 8
+   3: @%p1 bra 6
+   4: sub.u32 %r2, %r1, 1
+   5: bra 7
+ELSE:
+   6: mul.lo.u32 %r2, %r1, 3
+$__sync_pad_0:
+   7: sync
+JOIN:
+   8: add.u32 %r3, %r2, 1
+   9: exit
+",
+    );
 }
 
+/// The taken edge skips the then-block and goes straight to the pad before SKIP.
 #[test]
 fn if_without_else() {
     let src = "
@@ -501,9 +606,27 @@ SKIP:
     ret;
 }
 ";
-    check(src, "k", "");
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: setp.lt.u32 %p1, %r1, 3
+   2: ssy 6
+   3: @%p1 bra 5
+   4: add.u32 %r2, %r1, 10
+$__sync_pad_0:
+   5: sync
+SKIP:
+   6: add.u32 %r3, %r2, 1
+   7: exit
+",
+    );
 }
 
+/// Two branches with the same post-dominator: the inner pad (8) pops the inner token and falls
+/// into the outer pad (9); the inner `ssy` names 9, the outer one JOIN. The outer branch
+/// enters the outer pad directly, the inner one and the fall-through enter the inner pad.
 #[test]
 fn nested_ifs_share_a_join() {
     let src = "
@@ -522,9 +645,32 @@ JOIN:
     ret;
 }
 ";
-    check(src, "k", "");
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: setp.lt.u32 %p1, %r1, 4
+   2: ssy 10
+   3: @%p1 bra 9
+   4: setp.lt.u32 %p2, %r1, 6
+   5: ssy 9
+   6: @%p2 bra 8
+   7: add.u32 %r2, %r1, 1
+$__sync_pad_0:
+   8: sync
+$__sync_pad_1:
+   9: sync
+JOIN:
+  10: add.u32 %r3, %r2, 1
+  11: exit
+",
+    );
 }
 
+/// `if (a || b) BODY`: BODY lies in the region of the second branch but is also entered from the
+/// first. The short-circuit edge pushes the second branch's token too (`ssy 11` at 8), so BODY
+/// is always reached with both tokens and its pad chain 10 → 11 → END is consistent.
 #[test]
 fn or_condition_pushes_the_inner_token_on_the_short_circuit_edge() {
     let src = "
@@ -544,9 +690,36 @@ END:
     ret;
 }
 ";
-    check(src, "k", "");
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: setp.lt.u32 %p1, %r1, 2
+   2: ssy 12
+   3: @%p1 bra 8
+   4: setp.gt.u32 %p2, %r1, 5
+   5: ssy 11
+   6: @!%p2 bra 10
+   7: bra 9
+$__ssy_push_0:
+   8: ssy 11
+BODY:
+   9: add.u32 %r2, %r1, 7
+$__sync_pad_0:
+  10: sync
+$__sync_pad_1:
+  11: sync
+END:
+  12: add.u32 %r3, %r2, 1
+  13: exit
+",
+    );
 }
 
+/// Lane 0 skips the loop; the others iterate tid times. The loop's break target DONE is the
+/// skip branch's post-dominator, so `preBrk` names the pad (10), not DONE; the conditional
+/// back edge becomes `@!p2 brk` and a latch.
 #[test]
 fn while_loop_with_divergent_trip_count() {
     let src = "
@@ -567,9 +740,33 @@ DONE:
     ret;
 }
 ";
-    check(src, "k", "");
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: mov.u32 %r2, 0
+   2: setp.eq.u32 %p1, %r1, 0
+   3: ssy 11
+   4: @%p1 bra 10
+$__preheader_0:
+   5: preBrk 10
+LOOP:
+   6: add.u32 %r2, %r2, 1
+   7: setp.lt.u32 %p2, %r2, %r1
+   8: @!%p2 brk
+$__latch_0:
+   9: bra 6
+$__sync_pad_0:
+  10: sync
+DONE:
+  11: add.u32 %r3, %r2, 1
+  12: exit
+",
+    );
 }
 
+/// Both exits go to DONE: `@p1 bra DONE` becomes `@p1 brk`, the fall-through exit `@!p2 brk`.
 #[test]
 fn loop_with_break_to_the_exit_block() {
     let src = "
@@ -590,9 +787,236 @@ DONE:
     ret;
 }
 ";
-    check(src, "k", "");
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: mov.u32 %r2, 0
+$__preheader_0:
+   2: preBrk 9
+LOOP:
+   3: setp.eq.u32 %p1, %r2, %r1
+   4: @%p1 brk
+   5: add.u32 %r2, %r2, 1
+   6: setp.lt.u32 %p2, %r2, 5
+   7: @!%p2 brk
+$__latch_0:
+   8: bra 3
+DONE:
+   9: add.u32 %r3, %r2, 1
+  10: exit
+",
+    );
 }
 
+/// A `break` inside an `if`: the block that breaks cannot reach the latch, so it is not in
+/// the natural loop. Its lanes `brk` at the branch (sel 0) and run it after the loop, from the
+/// dispatch; the normal exit (sel 1) enters DONE through the dispatch's pad.
+#[test]
+fn break_path_lies_outside_the_loop() {
+    let src = "
+.visible .entry k()
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<5>;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, 0;
+LOOP:
+    setp.ne.u32 %p1, %r2, %r1;
+    @%p1 bra NEXT;
+    add.u32 %r3, %r2, 100;
+    bra DONE;
+NEXT:
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p2, %r2, 4;
+    @%p2 bra LOOP;
+DONE:
+    add.u32 %r4, %r2, 1;
+    ret;
+}
+";
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: mov.u32 %r2, 0
+$__preheader_0:
+   2: preBrk 14
+LOOP:
+   3: setp.ne.u32 %p1, %r2, %r1
+   4: @!%p1 mov.u32 %__brk_sel0, 0
+   5: @!%p1 brk
+   6: bra 9
+$__L0:
+   7: add.u32 %r3, %r2, 100
+   8: bra 16
+NEXT:
+   9: add.u32 %r2, %r2, 1
+  10: setp.lt.u32 %p2, %r2, 4
+  11: @!%p2 mov.u32 %__brk_sel0, 1
+  12: @!%p2 brk
+$__latch_0:
+  13: bra 3
+$__brk_dispatch_0:
+  14: ssy 17
+  15: brx.idx %__brk_sel0, [7, 16]
+$__sync_pad_0:
+  16: sync
+DONE:
+  17: add.u32 %r4, %r2, 1
+  18: exit
+",
+    );
+}
+
+/// A switch in a loop whose third case breaks: that slot goes to a `brk` stub, a path that
+/// ends, so the switch reconverges at NEXT (its post-dominator among the paths that reach the
+/// latch) within the iteration instead of holding the breaking lanes' diverge token.
+#[test]
+fn switch_case_that_breaks_reconverges_within_the_iteration() {
+    let src = "
+.visible .entry k()
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, 0;
+    mov.u32 %r4, 0;
+LOOP:
+    add.u32 %r3, %r2, %r1;
+    rem.u32 %r3, %r3, 3;
+ts: .branchtargets C0, C1, DONE;
+    brx.idx %r3, ts;
+C0:
+    add.u32 %r4, %r4, 1;
+    bra NEXT;
+C1:
+    add.u32 %r4, %r4, 2;
+NEXT:
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p1, %r2, 4;
+    @%p1 bra LOOP;
+DONE:
+    add.u32 %r5, %r4, 1;
+    ret;
+}
+";
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: mov.u32 %r2, 0
+   2: mov.u32 %r4, 0
+$__preheader_0:
+   3: preBrk 17
+LOOP:
+   4: add.u32 %r3, %r2, %r1
+   5: rem.u32 %r3, %r3, 3
+   6: ssy 12
+   7: brx.idx %r3, [8, 10, 16]
+C0:
+   8: add.u32 %r4, %r4, 1
+   9: bra 11
+C1:
+  10: add.u32 %r4, %r4, 2
+$__sync_pad_0:
+  11: sync
+NEXT:
+  12: add.u32 %r2, %r2, 1
+  13: setp.lt.u32 %p1, %r2, 4
+  14: @!%p1 brk
+$__latch_0:
+  15: bra 4
+$__brk_stub_0:
+  16: brk
+DONE:
+  17: add.u32 %r5, %r4, 1
+  18: exit
+",
+    );
+}
+
+/// Habermaier Listing 5.5 as written, with its tokens: validated, returned unchanged, and run.
+#[test]
+fn hand_written_tokens_are_validated_and_kept() {
+    let src = "
+.visible .entry k()
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<5>;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, 1;
+    setp.eq.u32 %p1, %r1, %r2;
+    ssy SYNCED;
+    @%p1 bra DIVERGE;
+    sub.u32 %r3, %r1, %r2;
+    bra SYNC;
+DIVERGE:
+    mul.lo.u32 %r3, %r1, %r2;
+SYNC:
+    sync;
+SYNCED:
+    div.u32 %r4, %r3, 2;
+    exit;
+}
+";
+    let m = parse(src);
+    let f = &m.functions[0];
+    assert!(f.has_tokens);
+    let t = insert_tokens(f).unwrap();
+    assert_eq!(&t, f);
+    check_lanes(f, &t);
+}
+
+/// Habermaier Listing 6.2 (the spin lock): stack-consistent, though not live.
+#[test]
+fn spin_lock_listing_is_stack_consistent() {
+    let src = "
+.global .u32 lock = 1;
+.visible .entry kernel()
+{
+    .reg .u32 %r;
+    .reg .pred %p;
+    preBrk ENDLOOP;
+BEGINLOOP:
+    atom.global.cas.b32 %r, [lock], 1, 0;
+    setp.eq.u32 %p, %r, 1;
+    @%p brk;
+    bra BEGINLOOP;
+ENDLOOP:
+    st.global.cg.u32 [lock], 1;
+    exit;
+}
+";
+    validate_tokens(&parse(src).functions[0]).unwrap();
+}
+
+/// Inconsistent token code is rejected at the offending instruction.
+#[test]
+fn inconsistent_tokens_are_rejected() {
+    let wrap = |body: &str| format!(".visible .entry k()\n{{\n    .reg .pred %p<2>;\n{body}}}\n");
+    let sync_far = "    ssy L;\n    sync;\n    exit;\nL:\n    exit;\n";
+    let e = insert_tokens(&parse(&wrap(sync_far)).functions[0]).unwrap_err();
+    assert_eq!(e.span.line, 8);
+    assert!(
+        e.message
+            .contains("`sync` pops a sync token for pc 3, not for pc 2"),
+        "{e}"
+    );
+    let lone_brk = "    brk;\n    exit;\n";
+    let e = validate_tokens(&parse(&wrap(lone_brk)).functions[0]).unwrap_err();
+    assert!(e.message.contains("`brk` with no break token"), "{e}");
+    let guarded_sync = "    ssy L;\n    @%p1 sync;\nL:\n    exit;\n";
+    let e = validate_tokens(&parse(&wrap(guarded_sync)).functions[0]).unwrap_err();
+    assert!(e.message.contains("must not be guarded"), "{e}");
+}
+
+/// Exits to FOUND and to the fall-through block: each `brk` first sets `%__brk_sel0` (0 for
+/// FOUND, 1 for the other, in order of appearance), and the break token resumes at a dispatch
+/// `brx.idx`, itself a divergent branch that reconverges at END.
 #[test]
 fn loop_exits_to_two_blocks_through_a_dispatch() {
     let src = "
@@ -617,9 +1041,43 @@ END:
     ret;
 }
 ";
-    check(src, "k", "");
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: mov.u32 %r2, 0
+$__preheader_0:
+   2: preBrk 11
+LOOP:
+   3: setp.eq.u32 %p1, %r2, %r1
+   4: @%p1 mov.u32 %__brk_sel0, 0
+   5: @%p1 brk
+   6: add.u32 %r2, %r2, 1
+   7: setp.lt.u32 %p2, %r2, 4
+   8: @!%p2 mov.u32 %__brk_sel0, 1
+   9: @!%p2 brk
+$__latch_0:
+  10: bra 3
+$__brk_dispatch_0:
+  11: ssy 17
+  12: brx.idx %__brk_sel0, [15, 13]
+$__L0:
+  13: mov.u32 %r3, 100
+  14: bra 16
+FOUND:
+  15: mov.u32 %r3, 200
+$__sync_pad_0:
+  16: sync
+END:
+  17: add.u32 %r4, %r3, %r2
+  18: exit
+",
+    );
 }
 
+/// A function leaving a loop by two `ret`s: the dispatch needs no `ssy`, since its arms never
+/// meet again (only the virtual exit post-dominates it); `ret` unwinds to the caller's token.
 #[test]
 fn loop_returning_from_two_places() {
     let src = "
@@ -642,12 +1100,81 @@ FOUND:
     ret;
 }
 ";
-    check(src, "f", "");
+    check(
+        src,
+        "f",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: mov.u32 %r2, 0
+$__preheader_0:
+   2: preBrk 11
+LOOP:
+   3: setp.eq.u32 %p1, %r2, %r1
+   4: @%p1 mov.u32 %__brk_sel0, 0
+   5: @%p1 brk
+   6: add.u32 %r2, %r2, 1
+   7: setp.lt.u32 %p2, %r2, 4
+   8: @!%p2 mov.u32 %__brk_sel0, 1
+   9: @!%p2 brk
+$__latch_0:
+  10: bra 3
+$__brk_dispatch_0:
+  11: brx.idx %__brk_sel0, [14, 12]
+$__L0:
+  12: mov.u32 %r3, 100
+  13: ret
+FOUND:
+  14: mov.u32 %r3, 200
+  15: ret
+",
+    );
 }
 
+/// A rotated loop (the condition after the body, entered by a jump): the back edge is BODY's
+/// fall-through into COND, which now needs a `bra` since the preheader sits before COND.
 #[test]
-fn nested_loops() {
+fn rotated_loop() {
     let src = "
+.visible .entry k()
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, 0;
+    bra.uni COND;
+BODY:
+    add.u32 %r2, %r2, 1;
+COND:
+    setp.lt.u32 %p1, %r2, %r1;
+    @%p1 bra BODY;
+    add.u32 %r3, %r2, 1;
+    ret;
+}
+";
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: mov.u32 %r2, 0
+   2: bra.uni 5
+BODY:
+   3: add.u32 %r2, %r2, 1
+   4: bra 6
+$__preheader_0:
+   5: preBrk 9
+COND:
+   6: setp.lt.u32 %p1, %r2, %r1
+   7: @!%p1 brk
+   8: bra 3
+$__break_0:
+   9: add.u32 %r3, %r2, 1
+  10: exit
+",
+    );
+}
+
+const NESTED_LOOPS: &str = "
 .visible .entry k()
 {
     .reg .pred %p<3>;
@@ -669,9 +1196,46 @@ INNER:
     ret;
 }
 ";
-    check(src, "k", "");
+
+/// Each loop has its own preheader (`preBrk` of the inner loop runs once per outer iteration)
+/// and latch; the inner loop's break target 11 is the rest of the outer body.
+#[test]
+fn nested_loops() {
+    check(
+        NESTED_LOOPS,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: mov.u32 %r2, 0
+   2: mov.u32 %r4, 0
+$__preheader_0:
+   3: preBrk 15
+OUTER:
+   4: mov.u32 %r3, 0
+$__preheader_1:
+   5: preBrk 11
+INNER:
+   6: add.u32 %r4, %r4, %r3
+   7: add.u32 %r3, %r3, 1
+   8: setp.lt.u32 %p1, %r3, %r1
+   9: @!%p1 brk
+$__latch_0:
+  10: bra 6
+$__break_1:
+  11: add.u32 %r2, %r2, 1
+  12: setp.lt.u32 %p2, %r2, 3
+  13: @!%p2 brk
+$__latch_1:
+  14: bra 4
+$__break_0:
+  15: add.u32 %r5, %r4, 1
+  16: exit
+",
+    );
 }
 
+/// Habermaier Listing 5.6: one `ssy` before the switch; the lanes of each target run in turn
+/// (the `brx.idx` is re-executed for the waiting ones) and all meet at the pad before END.
 #[test]
 fn brx_switch() {
     let src = "
@@ -695,9 +1259,33 @@ END:
     ret;
 }
 ";
-    check(src, "k", "");
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: rem.u32 %r2, %r1, 3
+   2: ssy 10
+   3: brx.idx %r2, [4, 6, 8]
+C0:
+   4: mov.u32 %r3, 10
+   5: bra 9
+C1:
+   6: mov.u32 %r3, 20
+   7: bra 9
+C2:
+   8: mov.u32 %r3, 30
+$__sync_pad_0:
+   9: sync
+END:
+  10: add.u32 %r4, %r3, 1
+  11: exit
+",
+    );
 }
 
+/// Habermaier T6/T11.7: `@p preRet L; @p call g` with the same guard, L the instruction after
+/// the call; the lanes with p false wait in the call token and resume at L with the callers.
 #[test]
 fn guarded_call_gets_a_guarded_pre_ret() {
     let src = "
@@ -716,23 +1304,25 @@ fn guarded_call_gets_a_guarded_pre_ret() {
     ret;
 }
 ";
-    check(src, "k", "");
+    check(
+        src,
+        "k",
+        r"
+   0: mov.u32 %r1, %tid.x
+   1: setp.lt.u32 %p1, %r1, 3
+   2: @%p1 preRet 4
+   3: @%p1 call func0
+$__call_return_0:
+   4: add.u32 %r2, %r1, 1
+   5: exit
+",
+    );
 }
 
+/// In an entry `ret` (guarded or not) is `exit`; a function keeps its `ret`s.
 #[test]
 fn entry_ret_becomes_exit_and_func_ret_stays() {
-    let src = "
-.func g()
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<2>;
-    mov.u32 %r1, %tid.x;
-    setp.eq.u32 %p1, %r1, 1;
-    @%p1 ret;
-    add.u32 %r1, %r1, 1;
-    ret;
-}
-.visible .entry k()
+    let body = "
 {
     .reg .pred %p<2>;
     .reg .b32 %r<2>;
@@ -743,10 +1333,24 @@ fn entry_ret_becomes_exit_and_func_ret_stays() {
     ret;
 }
 ";
-    check(src, "g", "");
-    check(src, "k", "");
+    let src = format!(".func g(){body}.visible .entry k(){body}");
+    let listing = |ret: &str| {
+        format!(
+            "
+   0: mov.u32 %r1, %tid.x
+   1: setp.eq.u32 %p1, %r1, 1
+   2: @%p1 {ret}
+   3: add.u32 %r1, %r1, 1
+   4: {ret}
+"
+        )
+    };
+    check(&src, "g", &listing("ret"));
+    check(&src, "k", &listing("exit"));
 }
 
+/// Two entries into the cycle A ↔ B (from the entry block to both): rejected, naming the
+/// function and the line of `bra B`, whose target does not dominate it.
 #[test]
 fn irreducible_cfg_is_an_error_at_the_branch() {
     let src = "
@@ -769,13 +1373,55 @@ B:
 ";
     let m = parse(src);
     let e = insert_tokens(&m.functions[0]).unwrap_err();
-    assert_eq!(e.to_string(), "");
+    assert_eq!(e.function, "k");
+    assert_eq!(
+        e.span.line, 14,
+        "the line of `bra B` (3 header lines, then the source)"
+    );
+    assert_eq!(
+        e.to_string(),
+        "in `k` at line 14, column 5: irreducible control flow: this edge to `B` (pc 5) closes a cycle \
+         that can also be entered elsewhere (its target does not dominate it)"
+    );
+    let cfg = describe_cfg(&m.functions[0]);
+    assert!(
+        cfg.ends_with("  irreducible: edge b1 -> b2 (line 14)\n"),
+        "{cfg}"
+    );
 }
 
 #[test]
-fn cfg_listing_with_post_dominators_and_loops() {
+fn cfg_listing_of_if_else() {
     let m = parse(IF_ELSE);
-    assert_eq!(describe_cfg(&m.functions[0]), "");
+    assert_eq!(
+        describe_cfg(&m.functions[0]),
+        "\
+cfg k (entry)
+  b0 [0..3) -> b2 b1 ; ipdom b3
+  b1 [3..5) -> b3 ; ipdom b3
+  b2 [5..6) ELSE -> b3 ; ipdom b3
+  b3 [6..8) JOIN -> exit ; ipdom exit
+  no loops
+"
+    );
+}
+
+#[test]
+fn cfg_listing_of_nested_loops() {
+    let m = parse(NESTED_LOOPS);
+    assert_eq!(
+        describe_cfg(&m.functions[0]),
+        "\
+cfg k (entry)
+  b0 [0..3) -> b1 ; ipdom b1
+  b1 [3..4) OUTER -> b2 ; ipdom b2
+  b2 [4..8) INNER -> b2 b3 ; ipdom b3
+  b3 [8..11) -> b1 b4 ; ipdom b4
+  b4 [11..13) -> exit ; ipdom exit
+  loop L0 header b1 depth 1 parent - body b1 b2 b3 latches b3 exits b3->b4
+  loop L1 header b2 depth 2 parent L0 body b2 latches b2 exits b2->b3
+"
+    );
 }
 
 /// xorshift64*: deterministic pseudo-random numbers for the random CFGs.
@@ -818,27 +1464,67 @@ const Q: RegId = RegId(5);
 const I: RegId = RegId(6);
 
 fn inst(guard: Option<Guard>, op: Op) -> Inst {
-    Inst { guard, op, span: Span::default() }
+    Inst {
+        guard,
+        op,
+        span: Span::default(),
+    }
 }
 
 fn mov(d: RegId, a: Operand) -> Inst {
-    inst(None, Op::Mov { ty: Type::U32, d, a })
+    inst(
+        None,
+        Op::Mov {
+            ty: Type::U32,
+            d,
+            a,
+        },
+    )
 }
 
 fn arith(op: ArithOp, d: RegId, a: Operand, b: Operand, c: Operand) -> Inst {
-    inst(None, Op::Arith { op, ty: Type::U32, mods: Mods::default(), d, a, b, c })
+    inst(
+        None,
+        Op::Arith {
+            op,
+            ty: Type::U32,
+            mods: Mods::default(),
+            d,
+            a,
+            b,
+            c,
+        },
+    )
 }
 
 fn setp(p: RegId, a: RegId, b: u64, and: Option<RegId>) -> Inst {
     let comb = and.map(|q| (BoolOp::And, Operand::Reg(q)));
-    inst(None, Op::Setp { cmp: Cmp::Lt, ty: Type::U32, ftz: false, p, q: None, a: Operand::Reg(a), b: Operand::Imm(b), comb })
+    inst(
+        None,
+        Op::Setp {
+            cmp: Cmp::Lt,
+            ty: Type::U32,
+            ftz: false,
+            p,
+            q: None,
+            a: Operand::Reg(a),
+            b: Operand::Imm(b),
+            comb,
+        },
+    )
 }
 
 /// `%t = next pseudo-random value of this lane, in 0..100`.
 fn roll() -> Vec<Inst> {
     let imm = Operand::Imm;
     vec![
-        arith(ArithOp::Mad, H, Operand::Reg(H), imm(1103515245), imm(12345)),
+        arith(
+            ArithOp::Mad,
+            H,
+            Operand::Reg(H),
+            imm(1103515245),
+            imm(12345),
+        ),
         arith(ArithOp::Shr, T, Operand::Reg(H), imm(16), imm(0)),
         arith(ArithOp::Rem, T, Operand::Reg(T), imm(100), imm(0)),
     ]
@@ -847,7 +1533,9 @@ fn roll() -> Vec<Inst> {
 /// The forward structure of a random function: n blocks, each ending as chosen.
 fn random_ends(rng: &mut Rng, n: usize) -> Vec<End> {
     let mut ends = Vec::new();
-    for i in 0..n - 1 {
+    // Block 0 sets the lane up; nothing jumps back to it.
+    ends.push(End::Fall);
+    for i in 1..n - 1 {
         let fwd = |rng: &mut Rng| i + 1 + rng.below(n - i - 1);
         let end = match rng.below(16) {
             0..=2 => End::Fall,
@@ -875,18 +1563,67 @@ fn random_ends(rng: &mut Rng, n: usize) -> Vec<End> {
         })
         .collect();
     let dom = DomTree::dominators(&succ, 0);
-    for i in 0..n {
-        if let End::Back(_, thr) = ends[i] {
-            let doms: Vec<usize> = (0..=i).filter(|&h| dom.dominates(h, i)).collect();
-            ends[i] = if doms.is_empty() { End::Fall } else { End::Back(doms[rng.below(doms.len())], thr) };
+    for (i, end) in ends.iter_mut().enumerate() {
+        if let End::Back(_, thr) = *end {
+            let doms: Vec<usize> = (1..=i).filter(|&h| dom.dominates(h, i)).collect();
+            *end = if doms.is_empty() {
+                End::Fall
+            } else {
+                End::Back(doms[rng.below(doms.len())], thr)
+            };
         }
     }
     ends
 }
 
+/// Put the blocks in a random order half of the time (block 0 first), adding a `bra` where a
+/// block no longer falls into its successor, and turn block indices into pcs.
+fn lay_out(rng: &mut Rng, mut blocks: Vec<Vec<Inst>>, ends: &[End]) -> Vec<Inst> {
+    let n = blocks.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    if rng.below(2) == 0 {
+        for i in (2..n).rev() {
+            let j = 1 + rng.below(i);
+            order.swap(i, j);
+        }
+    }
+    for (pos, &b) in order.iter().enumerate() {
+        let falls = !matches!(ends[b], End::Goto(_) | End::Switch(_) | End::Exit);
+        if falls && order.get(pos + 1) != Some(&(b + 1)) {
+            blocks[b].push(inst(
+                None,
+                Op::Bra {
+                    target: (b + 1) as Pc,
+                    uni: false,
+                },
+            ));
+        }
+    }
+    let mut start = vec![0 as Pc; n];
+    let mut pc = 0;
+    for &b in &order {
+        start[b] = pc;
+        pc += blocks[b].len() as Pc;
+    }
+    let mut body = Vec::new();
+    for &b in &order {
+        for mut i in std::mem::take(&mut blocks[b]) {
+            match &mut i.op {
+                Op::Bra { target, .. } => *target = start[*target as usize],
+                Op::BrxIdx { targets, .. } => {
+                    targets.iter_mut().for_each(|t| *t = start[*t as usize])
+                }
+                _ => {}
+            }
+            body.push(i);
+        }
+    }
+    body
+}
+
 /// A random reducible function: every block adds its index to `%x`, then ends as chosen.
 fn random_function(rng: &mut Rng, kind: FuncKind) -> Function {
-    let n = 2 + rng.below(11);
+    let n = 3 + rng.below(40);
     let ends = random_ends(rng, n);
     let imm = Operand::Imm;
     let mut blocks: Vec<Vec<Inst>> = Vec::new();
@@ -894,68 +1631,129 @@ fn random_function(rng: &mut Rng, kind: FuncKind) -> Function {
         let mut b = Vec::new();
         if i == 0 {
             b.push(mov(H, Operand::Special(SpecialReg::Tid(Dim::X))));
-            b.push(arith(ArithOp::Mad, H, Operand::Reg(H), imm(2654435761), imm(rng.next() % 1000)));
+            b.push(arith(
+                ArithOp::Mad,
+                H,
+                Operand::Reg(H),
+                imm(2654435761),
+                imm(rng.next() % 1000),
+            ));
             b.push(mov(FUEL, imm(0)));
         }
-        b.push(arith(ArithOp::Add, X, Operand::Reg(X), imm(i as u64), imm(0)));
-        let g = Some(Guard { reg: P, negated: false });
-        let target = Pc::MAX; // resolved below
+        b.push(arith(
+            ArithOp::Add,
+            X,
+            Operand::Reg(X),
+            imm(i as u64),
+            imm(0),
+        ));
+        let g = Some(Guard {
+            reg: P,
+            negated: false,
+        });
+        // Targets are block indices until the blocks are laid out.
         match end {
             End::Fall => {}
-            End::Goto(_) => b.push(inst(None, Op::Bra { target, uni: false })),
-            End::Cond(_, thr) => {
+            End::Goto(t) => b.push(inst(
+                None,
+                Op::Bra {
+                    target: *t as Pc,
+                    uni: false,
+                },
+            )),
+            End::Cond(t, thr) => {
                 b.extend(roll());
                 b.push(setp(P, T, *thr, None));
-                b.push(inst(g, Op::Bra { target, uni: false }));
+                b.push(inst(
+                    g,
+                    Op::Bra {
+                        target: *t as Pc,
+                        uni: false,
+                    },
+                ));
             }
             End::Switch(ts) => {
                 b.extend(roll());
-                b.push(arith(ArithOp::Rem, I, Operand::Reg(T), imm(ts.len() as u64), imm(0)));
-                b.push(inst(None, Op::BrxIdx { index: Operand::Reg(I), targets: vec![], uni: false }));
+                b.push(arith(
+                    ArithOp::Rem,
+                    I,
+                    Operand::Reg(T),
+                    imm(ts.len() as u64),
+                    imm(0),
+                ));
+                b.push(inst(
+                    None,
+                    Op::BrxIdx {
+                        index: Operand::Reg(I),
+                        targets: ts.iter().map(|&t| t as Pc).collect(),
+                        uni: false,
+                    },
+                ));
             }
-            End::Back(_, thr) => {
-                b.push(arith(ArithOp::Add, FUEL, Operand::Reg(FUEL), imm(1), imm(0)));
+            End::Back(t, thr) => {
+                b.push(arith(
+                    ArithOp::Add,
+                    FUEL,
+                    Operand::Reg(FUEL),
+                    imm(1),
+                    imm(0),
+                ));
                 b.push(setp(Q, FUEL, 12, None));
                 b.extend(roll());
                 b.push(setp(P, T, *thr, Some(Q)));
-                b.push(inst(g, Op::Bra { target, uni: false }));
+                b.push(inst(
+                    g,
+                    Op::Bra {
+                        target: *t as Pc,
+                        uni: false,
+                    },
+                ));
             }
             End::GuardedExit(thr) => {
                 b.extend(roll());
                 b.push(setp(P, T, *thr, None));
-                b.push(inst(g, if kind == FuncKind::Entry { Op::Exit } else { Op::Ret { uni: false } }));
+                b.push(inst(
+                    g,
+                    if kind == FuncKind::Entry {
+                        Op::Exit
+                    } else {
+                        Op::Ret { uni: false }
+                    },
+                ));
             }
             End::Call => {
-                b.push(inst(None, Op::PreRet { target: 0 }));
-                b.pop();
-                let call = Op::Call { callee: Callee::Direct(FuncId(0)), rets: vec![], args: vec![], uni: false };
+                let call = Op::Call {
+                    callee: Callee::Direct(FuncId(0)),
+                    rets: vec![],
+                    args: vec![],
+                    uni: false,
+                };
                 b.push(inst(g, call));
             }
-            End::Exit => b.push(inst(None, if kind == FuncKind::Entry { Op::Exit } else { Op::Ret { uni: false } })),
+            End::Exit => b.push(inst(
+                None,
+                if kind == FuncKind::Entry {
+                    Op::Exit
+                } else {
+                    Op::Ret { uni: false }
+                },
+            )),
         }
         blocks.push(b);
     }
-    let mut start = Vec::new();
-    let mut pc = 0;
-    for b in &blocks {
-        start.push(pc as Pc);
-        pc += b.len();
-    }
-    let mut body: Vec<Inst> = Vec::new();
-    for (b, end) in blocks.into_iter().zip(&ends) {
-        for mut i in b {
-            match (&mut i.op, end) {
-                (Op::Bra { target, .. }, End::Goto(t) | End::Cond(t, _) | End::Back(t, _)) => *target = start[*t],
-                (Op::BrxIdx { targets, .. }, End::Switch(ts)) => *targets = ts.iter().map(|&t| start[t]).collect(),
-                _ => {}
-            }
-            body.push(i);
-        }
-    }
+    let mut body = lay_out(rng, blocks, &ends);
     for (pc, i) in body.iter_mut().enumerate() {
-        i.span = Span { line: pc as u32 + 1, col: 1, start: 0, end: 0 };
+        i.span = Span {
+            line: pc as u32 + 1,
+            col: 1,
+            start: 0,
+            end: 0,
+        };
     }
-    let reg = |name: &str, ty| RegInfo { name: name.into(), ty };
+    let reg = |name: &str, ty| RegInfo {
+        name: name.into(),
+        ty,
+    };
     Function {
         name: "random".into(),
         kind,
@@ -984,8 +1782,13 @@ fn random_function(rng: &mut Rng, kind: FuncKind) -> Function {
 fn random_reducible_cfgs_run_per_thread() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut deepest = 0;
-    for case in 0..1500 {
-        let kind = if case % 3 == 0 { FuncKind::Func } else { FuncKind::Entry };
+    let mut stats = [0usize; 4];
+    for case in 0..8000 {
+        let kind = if case % 3 == 0 {
+            FuncKind::Func
+        } else {
+            FuncKind::Entry
+        };
         let f = random_function(&mut rng, kind);
         let t = match insert_tokens(&f) {
             Ok(t) => t,
@@ -993,9 +1796,31 @@ fn random_reducible_cfgs_run_per_thread() {
         };
         validate_tokens(&t).unwrap();
         let depth = std::panic::catch_unwind(|| check_lanes(&f, &t)).unwrap_or_else(|_| {
-            panic!("case {case}\ninput:\n{}\n{}\ntokenised:\n{}", describe_body(&f), describe_cfg(&f), describe_body(&t))
+            panic!(
+                "case {case}\ninput:\n{}\n{}\ntokenised:\n{}",
+                describe_body(&f),
+                describe_cfg(&f),
+                describe_body(&t)
+            )
         });
         deepest = deepest.max(depth);
+        let count = |pred: fn(&Op) -> bool| t.body.iter().filter(|i| pred(&i.op)).count();
+        stats[0] += count(|o| matches!(o, Op::Ssy { .. }));
+        stats[1] += count(|o| matches!(o, Op::PreBrk { .. }));
+        stats[2] += t
+            .labels
+            .iter()
+            .filter(|(l, _)| l.starts_with("$__ssy_push"))
+            .count();
+        stats[3] += t
+            .labels
+            .iter()
+            .filter(|(l, _)| l.starts_with("$__brk_dispatch"))
+            .count();
     }
+    println!(
+        "ssy {} preBrk {} pushes {} dispatches {} deepest stack {deepest}",
+        stats[0], stats[1], stats[2], stats[3]
+    );
     assert!(deepest >= 3, "the random CFGs nest tokens ({deepest})");
 }

@@ -3,7 +3,11 @@
 use gpusim_isa::{parse_module, print, FuncKind, Op};
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 #[test]
@@ -16,7 +20,13 @@ fn parses_nvrtc_vecadd() {
     assert_eq!(f.params.len(), 4);
     assert_eq!(f.body.len(), 22);
     // `@%p1 bra $L__BB0_2` targets the final `ret`.
-    assert!(matches!(f.body[9].op, Op::Bra { target: 21, uni: false }));
+    assert!(matches!(
+        f.body[9].op,
+        Op::Bra {
+            target: 21,
+            uni: false
+        }
+    ));
     assert_eq!(f.label_at(21), Some("$L__BB0_2"));
 }
 
@@ -27,7 +37,10 @@ fn parses_calls_scopes_and_initialisers() {
     assert_eq!(lock.init, 8u32.to_le_bytes()); // 10/2+3 folded
     let k = m.functions.iter().find(|f| f.name == "k").unwrap();
     let text = print::function_to_ptx(&m, k);
-    assert!(text.contains("call.uni (retval0), _Z3sqri, (param0);"), "{text}");
+    assert!(
+        text.contains("call.uni (retval0), _Z3sqri, (param0);"),
+        "{text}"
+    );
     assert!(text.contains("setp.lt.and.s32 %p1|%p2"), "{text}");
     // the printed function parses again
     let f = m.functions.iter().find(|f| f.name == "_Z3sqri").unwrap();
@@ -39,8 +52,16 @@ fn errors_carry_line_and_column() {
     let src = ".version 7.0\n.target sm_52\n.address_size 64\n.entry k()\n{\n  .reg .b32 %r<2>;\n  frobnicate.u32 %r1, %r0;\n}\n";
     let e = parse_module("bad.ptx", src).unwrap_err();
     assert_eq!((e.line, e.col), (7, 3), "{e}");
-    assert!(e.to_string().contains("unsupported instruction `frobnicate`"), "{e}");
-    let e = parse_module("bad.ptx", &src.replace("frobnicate.u32 %r1, %r0", "add.u32 %r1, %r9, 1")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("unsupported instruction `frobnicate`"),
+        "{e}"
+    );
+    let e = parse_module(
+        "bad.ptx",
+        &src.replace("frobnicate.u32 %r1, %r0", "add.u32 %r1, %r9, 1"),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("undefined register `%r9`"), "{e}");
     assert_eq!((e.line, e.col), (7, 16));
 }
@@ -68,7 +89,9 @@ fn inner_scope_shadows_and_labels_are_scoped() {
 "#;
     let m = parse_module("scope.ptx", src).unwrap();
     let f = &m.functions[0];
-    let Op::Arith { d, .. } = f.body[2].op else { panic!() };
+    let Op::Arith { d, .. } = f.body[2].op else {
+        panic!()
+    };
     assert_eq!(d.0, 2, "inner r is the third register");
     assert!(matches!(f.body[3].op, Op::Bra { target: 4, .. }));
 }

@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "gpusim", version, about = "A cycle-level GPU simulator for PTX kernels")]
+#[command(
+    name = "gpusim",
+    version,
+    about = "A cycle-level GPU simulator for PTX kernels"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -44,7 +48,13 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.cmd {
-        Cmd::Run { manifest, config, set, dump, stats_json } => cmd_run(&manifest, config.as_deref(), &set, dump, stats_json),
+        Cmd::Run {
+            manifest,
+            config,
+            set,
+            dump,
+            stats_json,
+        } => cmd_run(&manifest, config.as_deref(), &set, dump, stats_json),
         Cmd::Ptx { file, tokens, cfg } => cmd_ptx(&file, tokens, cfg),
     };
     ExitCode::from(code as u8)
@@ -52,11 +62,21 @@ fn main() -> ExitCode {
 
 fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>, String> {
     set.iter()
-        .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("--set {s}: expected KEY=VALUE")))
+        .map(|s| {
+            s.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| format!("--set {s}: expected KEY=VALUE"))
+        })
         .collect()
 }
 
-fn cmd_run(manifest: &std::path::Path, config: Option<&std::path::Path>, set: &[String], dump: Option<PathBuf>, stats_json: Option<PathBuf>) -> i32 {
+fn cmd_run(
+    manifest: &std::path::Path,
+    config: Option<&std::path::Path>,
+    set: &[String],
+    dump: Option<PathBuf>,
+    stats_json: Option<PathBuf>,
+) -> i32 {
     let sets = match parse_sets(set) {
         Ok(s) => s,
         Err(e) => {
@@ -91,10 +111,21 @@ fn cmd_run(manifest: &std::path::Path, config: Option<&std::path::Path>, set: &[
     println!("  warp instructions   {}", s.totals.warp_instructions);
     println!("  thread instructions {}", s.totals.thread_instructions);
     println!("  IPC                 {:.3}", s.totals.ipc);
-    println!("  SIMD efficiency     {:.1}%", 100.0 * s.totals.simd_efficiency);
-    let stalls: Vec<String> = s.totals.stalls.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    println!(
+        "  SIMD efficiency     {:.1}%",
+        100.0 * s.totals.simd_efficiency
+    );
+    let stalls: Vec<String> = s
+        .totals
+        .stalls
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
     println!("  warp-cycles         {}", stalls.join(", "));
-    println!("  simulation speed    {:.0} warp instructions/s ({:.3} s)", s.warp_instructions_per_second, s.wall_seconds);
+    println!(
+        "  simulation speed    {:.0} warp instructions/s ({:.3} s)",
+        s.warp_instructions_per_second, s.wall_seconds
+    );
     if let Some(f) = &out.expected_fault {
         println!("  expected fault      {f}");
     }
@@ -104,7 +135,9 @@ fn cmd_run(manifest: &std::path::Path, config: Option<&std::path::Path>, set: &[
             return 2;
         }
         for (name, dtype, shape, bytes) in &out.buffers {
-            if let Err(e) = gpusim::launch::npy::write(&dir.join(format!("{name}.npy")), *dtype, shape, bytes) {
+            if let Err(e) =
+                gpusim::launch::npy::write(&dir.join(format!("{name}.npy")), *dtype, shape, bytes)
+            {
                 eprintln!("error: {e}");
                 return 2;
             }
@@ -147,9 +180,19 @@ fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
         }
     };
     for f in m.functions.iter().filter(|f| !f.body.is_empty()) {
-        let kind = if f.kind == gpusim_isa::FuncKind::Entry { "entry" } else { "func" };
+        let kind = if f.kind == gpusim_isa::FuncKind::Entry {
+            "entry"
+        } else {
+            "func"
+        };
         if !tokens && !cfg {
-            println!("{kind} {}: {} params, {} registers, {} instructions", f.name, f.params.len(), f.regs.len(), f.body.len());
+            println!(
+                "{kind} {}: {} params, {} registers, {} instructions",
+                f.name,
+                f.params.len(),
+                f.regs.len(),
+                f.body.len()
+            );
             continue;
         }
         match gpusim_isa::analysis::insert_tokens(f) {
@@ -162,7 +205,10 @@ fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
                 }
             }
             Err(e) => {
-                eprintln!("error: {}:{}:{}: in `{}`: {}", m.file, e.span.line, e.span.col, e.function, e.message);
+                eprintln!(
+                    "error: {}:{}:{}: in `{}`: {}",
+                    m.file, e.span.line, e.span.col, e.function, e.message
+                );
                 return 2;
             }
         }

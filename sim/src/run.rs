@@ -42,26 +42,56 @@ pub struct RunOutput {
 
 /// Load the config: the file (or the embedded tiny GPU), then the manifest's `set`, then the
 /// command line's `--set`.
-pub fn load_config(config: Option<&Path>, manifest_set: &[(String, Value)], cli_set: &[(String, String)]) -> Result<Config, RunError> {
+pub fn load_config(
+    config: Option<&Path>,
+    manifest_set: &[(String, Value)],
+    cli_set: &[(String, String)],
+) -> Result<Config, RunError> {
     let (name, text) = match config {
-        Some(p) => (p.display().to_string(), std::fs::read_to_string(p).map_err(|e| ConfigError { source_name: p.display().to_string(), path: "(file)".into(), message: e.to_string() })?),
-        None => ("configs/tiny.yaml (embedded)".to_string(), crate::config::TINY_YAML.to_string()),
+        Some(p) => (
+            p.display().to_string(),
+            std::fs::read_to_string(p).map_err(|e| ConfigError {
+                source_name: p.display().to_string(),
+                path: "(file)".into(),
+                message: e.to_string(),
+            })?,
+        ),
+        None => (
+            "configs/tiny.yaml (embedded)".to_string(),
+            crate::config::TINY_YAML.to_string(),
+        ),
     };
     let mut sets: Vec<(String, String)> = manifest_set
         .iter()
-        .map(|(k, v)| (k.clone(), serde_norway::to_string(v).unwrap_or_default().trim().to_string()))
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_norway::to_string(v)
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string(),
+            )
+        })
         .collect();
     sets.extend_from_slice(cli_set);
     Ok(Config::from_yaml(&name, &text, &sets)?)
 }
 
-pub fn run_manifest(manifest_path: &Path, config: Option<&Path>, cli_set: &[(String, String)]) -> Result<RunOutput, RunError> {
+pub fn run_manifest(
+    manifest_path: &Path,
+    config: Option<&Path>,
+    cli_set: &[(String, String)],
+) -> Result<RunOutput, RunError> {
     let lm = LoadedManifest::load(manifest_path)?;
     let m = &lm.manifest;
     let set: Vec<(String, Value)> = m.set.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let cfg = load_config(config, &set, cli_set)?;
     let kernel_path = lm.resolve(&m.kernel);
-    let src = std::fs::read_to_string(&kernel_path).map_err(|e| ManifestError { file: manifest_path.display().to_string(), path: "kernel".into(), message: format!("cannot read {}: {e}", kernel_path.display()) })?;
+    let src = std::fs::read_to_string(&kernel_path).map_err(|e| ManifestError {
+        file: manifest_path.display().to_string(),
+        path: "kernel".into(),
+        message: format!("cannot read {}: {e}", kernel_path.display()),
+    })?;
     let module = parse_module(&kernel_path.display().to_string(), &src)?;
     let mut prog = Program::prepare(module)?;
     let mut global = GlobalMemory::default();
@@ -77,13 +107,33 @@ pub fn run_manifest(manifest_path: &Path, config: Option<&Path>, cli_set: &[(Str
     let mut kernels = Vec::new();
     let mut fault = None;
     for (i, l) in m.launches.iter().enumerate() {
-        let merr = |p: &str, msg: String| ManifestError { file: manifest_path.display().to_string(), path: format!("launches[{i}].{p}"), message: msg };
-        let entry = prog.module.find_function(&l.entry).filter(|f| prog.module.function(*f).kind == FuncKind::Entry).ok_or_else(|| {
-            let names: Vec<&str> = prog.module.entries().map(|f| f.name.as_str()).collect();
-            merr("entry", format!("no .entry `{}` in {}; entries: {names:?}", l.entry, m.kernel))
-        })?;
+        let merr = |p: &str, msg: String| ManifestError {
+            file: manifest_path.display().to_string(),
+            path: format!("launches[{i}].{p}"),
+            message: msg,
+        };
+        let entry = prog
+            .module
+            .find_function(&l.entry)
+            .filter(|f| prog.module.function(*f).kind == FuncKind::Entry)
+            .ok_or_else(|| {
+                let names: Vec<&str> = prog.module.entries().map(|f| f.name.as_str()).collect();
+                merr(
+                    "entry",
+                    format!(
+                        "no .entry `{}` in {}; entries: {names:?}",
+                        l.entry, m.kernel
+                    ),
+                )
+            })?;
         let params = pack_params(&prog, entry, &l.args, &addrs).map_err(|e| merr("args", e))?;
-        let spec = LaunchSpec { entry, grid: l.grid.0, block: l.block.0, dynamic_shared: l.shared_bytes, params };
+        let spec = LaunchSpec {
+            entry,
+            grid: l.grid.0,
+            block: l.block.0,
+            dynamic_shared: l.shared_bytes,
+            params,
+        };
         match run_launch(&prog, &cfg, &mut global, &consts, &spec) {
             Ok(k) => kernels.push(k),
             Err(f) => {
@@ -101,28 +151,53 @@ pub fn run_manifest(manifest_path: &Path, config: Option<&Path>, cli_set: &[(Str
     let mut buffers = Vec::new();
     for (name, spec) in &m.buffers {
         let a = addrs[name];
-        let bytes = global.slice(a, (spec.len() * spec.dtype.size()) as u64).to_vec();
+        let bytes = global
+            .slice(a, (spec.len() * spec.dtype.size()) as u64)
+            .to_vec();
         buffers.push((name.clone(), spec.dtype, spec.shape.clone(), bytes));
     }
     let mut failures = Vec::new();
     if let (None, Some(exp)) = (&fault, m.expect_fault) {
-        failures.push(CheckFailure { buffer: "(expect_fault)".into(), mismatches: 1, first: vec![(0, "kernel completed".into(), format!("{exp:?} fault"))] });
+        failures.push(CheckFailure {
+            buffer: "(expect_fault)".into(),
+            mismatches: 1,
+            first: vec![(0, "kernel completed".into(), format!("{exp:?} fault"))],
+        });
     }
     for c in &m.checks {
         let (_, dtype, _, bytes) = buffers.iter().find(|b| b.0 == c.buffer).unwrap();
-        if let Some(f) = check_buffer(&lm, c, *dtype, bytes).map_err(|e| ManifestError { file: manifest_path.display().to_string(), path: format!("checks.{}", c.buffer), message: e })? {
+        if let Some(f) = check_buffer(&lm, c, *dtype, bytes).map_err(|e| ManifestError {
+            file: manifest_path.display().to_string(),
+            path: format!("checks.{}", c.buffer),
+            message: e,
+        })? {
             failures.push(f);
         }
     }
-    Ok(RunOutput { stats: RunStats::from_kernels(kernels, cfg.sm.warp_size, wall), buffers, failures, expected_fault: fault })
+    Ok(RunOutput {
+        stats: RunStats::from_kernels(kernels, cfg.sm.warp_size, wall),
+        buffers,
+        failures,
+        expected_fault: fault,
+    })
 }
 
 /// Lay out the kernel parameters: a buffer name passes its address, a number a scalar of the
 /// parameter's PTX type.
-fn pack_params(prog: &Program, entry: gpusim_isa::FuncId, args: &[Value], addrs: &std::collections::BTreeMap<String, u64>) -> Result<Vec<u8>, String> {
+fn pack_params(
+    prog: &Program,
+    entry: gpusim_isa::FuncId,
+    args: &[Value],
+    addrs: &std::collections::BTreeMap<String, u64>,
+) -> Result<Vec<u8>, String> {
     let f = prog.module.function(entry);
     if args.len() != f.params.len() {
-        return Err(format!("`{}` takes {} parameters, the manifest gives {}", f.name, f.params.len(), args.len()));
+        return Err(format!(
+            "`{}` takes {} parameters, the manifest gives {}",
+            f.name,
+            f.params.len(),
+            args.len()
+        ));
     }
     let mut out = Vec::new();
     for (i, (p, a)) in f.params.iter().zip(args).enumerate() {
@@ -132,9 +207,15 @@ fn pack_params(prog: &Program, entry: gpusim_isa::FuncId, args: &[Value], addrs:
             out.resize(off + size, 0);
         }
         let bits: u64 = match a {
-            Value::String(name) => *addrs.get(name).ok_or_else(|| format!("args[{i}]: no buffer `{name}`; buffers: {:?}", addrs.keys().collect::<Vec<_>>()))?,
+            Value::String(name) => *addrs.get(name).ok_or_else(|| {
+                format!(
+                    "args[{i}]: no buffer `{name}`; buffers: {:?}",
+                    addrs.keys().collect::<Vec<_>>()
+                )
+            })?,
             v => {
-                let (f64v, exact) = crate::launch::number(v).ok_or_else(|| format!("args[{i}]: expected a buffer name or a number"))?;
+                let (f64v, exact) = crate::launch::number(v)
+                    .ok_or_else(|| format!("args[{i}]: expected a buffer name or a number"))?;
                 match p.ty {
                     Type::F32 => (f64v as f32).to_bits() as u64,
                     Type::F64 => f64v.to_bits(),

@@ -4,13 +4,17 @@
 use std::path::{Path, PathBuf};
 
 fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
             manifests(&p, out);
-        } else if p.extension().is_some_and(|e| e == "yaml") && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("launches:")) {
+        } else if p.extension().is_some_and(|e| e == "yaml")
+            && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("launches:"))
+        {
             out.push(p);
         }
     }
@@ -34,7 +38,11 @@ fn run_all(sub: &str) {
                     for m in chunk {
                         match gpusim::run_manifest(m, None, &[]) {
                             Ok(out) if out.failures.is_empty() => {}
-                            Ok(out) => fails.push(format!("{}: checks failed: {:?}", m.display(), out.failures)),
+                            Ok(out) => fails.push(format!(
+                                "{}: checks failed: {:?}",
+                                m.display(),
+                                out.failures
+                            )),
                             Err(e) => fails.push(format!("{}: {e}", m.display())),
                         }
                     }
@@ -42,9 +50,18 @@ fn run_all(sub: &str) {
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     });
-    assert!(failures.is_empty(), "{} of {} traces failed:\n{}", failures.len(), list.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} traces failed:\n{}",
+        failures.len(),
+        list.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -55,4 +72,9 @@ fn semantics_traces() {
 #[test]
 fn kernel_traces() {
     run_all("kernels");
+}
+
+#[test]
+fn fault_traces() {
+    run_all("faults");
 }

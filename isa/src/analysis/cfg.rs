@@ -49,7 +49,13 @@ impl Cfg {
             for pc in start..end {
                 block_of[pc as usize] = i;
             }
-            blocks.push(BasicBlock { start, end, succs: vec![], preds: vec![], to_exit: false });
+            blocks.push(BasicBlock {
+                start,
+                end,
+                succs: vec![],
+                preds: vec![],
+                to_exit: false,
+            });
         }
         let mut cfg = Cfg { blocks, block_of };
         cfg.link(f);
@@ -137,14 +143,23 @@ pub fn ends_path(inst: &Inst) -> bool {
 pub fn ends_block(inst: &Inst) -> bool {
     matches!(
         inst.op,
-        Op::Bra { .. } | Op::BrxIdx { .. } | Op::Ret { .. } | Op::Exit | Op::Trap | Op::Brk | Op::Sync
+        Op::Bra { .. }
+            | Op::BrxIdx { .. }
+            | Op::Ret { .. }
+            | Op::Exit
+            | Op::Trap
+            | Op::Brk
+            | Op::Sync
     )
 }
 
 /// The pc-valued operands of an instruction: branch, table, ssy, preBrk and preRet targets.
 pub fn target_pcs(inst: &Inst) -> Vec<Pc> {
     match &inst.op {
-        Op::Bra { target, .. } | Op::Ssy { target } | Op::PreBrk { target } | Op::PreRet { target } => {
+        Op::Bra { target, .. }
+        | Op::Ssy { target }
+        | Op::PreBrk { target }
+        | Op::PreRet { target } => {
             vec![*target]
         }
         Op::BrxIdx { targets, .. } => targets.clone(),

@@ -28,15 +28,35 @@ pub fn describe_cfg(f: &Function) -> String {
         Err(e) => {
             let pc = cfg.blocks[e.from].last_pc();
             let line = f.body[pc as usize].span.line;
-            let _ = writeln!(s, "  irreducible: edge b{} -> b{} (line {line})", e.from, e.to);
+            let _ = writeln!(
+                s,
+                "  irreducible: edge b{} -> b{} (line {line})",
+                e.from, e.to
+            );
         }
     }
     s
 }
 
-fn describe_block(s: &mut String, f: &Function, cfg: &Cfg, pdom: &DomTree, b: usize, blk: &BasicBlock) {
-    let node = |n: usize| if n == cfg.exit() { "exit".to_string() } else { format!("b{n}") };
-    let label = f.label_at(blk.start).map(|l| format!(" {l}")).unwrap_or_default();
+fn describe_block(
+    s: &mut String,
+    f: &Function,
+    cfg: &Cfg,
+    pdom: &DomTree,
+    b: usize,
+    blk: &BasicBlock,
+) {
+    let node = |n: usize| {
+        if n == cfg.exit() {
+            "exit".to_string()
+        } else {
+            format!("b{n}")
+        }
+    };
+    let label = f
+        .label_at(blk.start)
+        .map(|l| format!(" {l}"))
+        .unwrap_or_default();
     let mut succ: Vec<String> = blk.succs.iter().map(|&n| node(n)).collect();
     if blk.to_exit {
         succ.push("exit".into());
@@ -47,17 +67,35 @@ fn describe_block(s: &mut String, f: &Function, cfg: &Cfg, pdom: &DomTree, b: us
         "  b{b} [{}..{}){label} -> {} ; ipdom {ipdom}",
         blk.start,
         blk.end,
-        if succ.is_empty() { "-".to_string() } else { succ.join(" ") }
+        if succ.is_empty() {
+            "-".to_string()
+        } else {
+            succ.join(" ")
+        }
     );
 }
 
 fn describe_loops(s: &mut String, cfg: &Cfg, forest: &LoopForest) {
-    let list = |v: &[usize]| v.iter().map(|n| format!("b{n}")).collect::<Vec<_>>().join(" ");
+    if forest.loops.is_empty() {
+        s.push_str("  no loops\n");
+    }
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(|n| format!("b{n}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     for (id, l) in forest.loops.iter().enumerate() {
         let exits: Vec<String> = l
             .exits
             .iter()
-            .map(|&(u, v)| if v == cfg.exit() { format!("b{u}->exit") } else { format!("b{u}->b{v}") })
+            .map(|&(u, v)| {
+                if v == cfg.exit() {
+                    format!("b{u}->exit")
+                } else {
+                    format!("b{u}->b{v}")
+                }
+            })
             .collect();
         let parent = l.parent.map_or("-".to_string(), |p| format!("L{p}"));
         let _ = writeln!(
@@ -67,7 +105,11 @@ fn describe_loops(s: &mut String, cfg: &Cfg, forest: &LoopForest) {
             l.depth,
             list(&l.body),
             list(&l.latches),
-            if exits.is_empty() { "-".to_string() } else { exits.join(" ") }
+            if exits.is_empty() {
+                "-".to_string()
+            } else {
+                exits.join(" ")
+            }
         );
     }
 }
@@ -83,7 +125,11 @@ pub fn describe_body(f: &Function) -> String {
             }
         }
         let guard = inst.guard.map_or(String::new(), |g| {
-            format!("@{}{} ", if g.negated { "!" } else { "" }, reg_name(f, g.reg))
+            format!(
+                "@{}{} ",
+                if g.negated { "!" } else { "" },
+                reg_name(f, g.reg)
+            )
         });
         let _ = writeln!(s, "{pc:>4}: {guard}{}", op_text(f, &inst.op));
     }
@@ -103,7 +149,9 @@ fn kind_name(k: FuncKind) -> &'static str {
 }
 
 fn reg_name(f: &Function, r: RegId) -> String {
-    f.regs.get(r.0 as usize).map_or(format!("%reg{}", r.0), |i| i.name.clone())
+    f.regs
+        .get(r.0 as usize)
+        .map_or(format!("%reg{}", r.0), |i| i.name.clone())
 }
 
 fn operand(f: &Function, o: &Operand) -> String {
@@ -128,7 +176,10 @@ fn dim(d: Dim) -> &'static str {
 }
 
 fn targets(ts: &[Pc]) -> String {
-    ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+    ts.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn uni(u: bool) -> &'static str {
@@ -143,11 +194,26 @@ fn uni(u: bool) -> &'static str {
 fn op_text(f: &Function, op: &Op) -> String {
     match op {
         Op::Bra { target, uni: u } => format!("bra{} {target}", uni(*u)),
-        Op::BrxIdx { index, targets: ts, uni: u } => {
-            format!("brx.idx{} {}, [{}]", uni(*u), operand(f, index), targets(ts))
+        Op::BrxIdx {
+            index,
+            targets: ts,
+            uni: u,
+        } => {
+            format!(
+                "brx.idx{} {}, [{}]",
+                uni(*u),
+                operand(f, index),
+                targets(ts)
+            )
         }
-        Op::Call { callee: Callee::Direct(id), .. } => format!("call func{}", id.0),
-        Op::Call { callee: Callee::Indirect { reg, .. }, .. } => format!("call {}", reg_name(f, *reg)),
+        Op::Call {
+            callee: Callee::Direct(id),
+            ..
+        } => format!("call func{}", id.0),
+        Op::Call {
+            callee: Callee::Indirect { reg, .. },
+            ..
+        } => format!("call {}", reg_name(f, *reg)),
         Op::Ret { uni: u } => format!("ret{}", uni(*u)),
         Op::Exit => "exit".into(),
         Op::Trap => "trap".into(),
@@ -164,12 +230,39 @@ fn data_text(f: &Function, op: &Op) -> String {
     let o = |x: &Operand| operand(f, x);
     match op {
         Op::Mov { ty, d, a } => format!("mov.{} {}, {}", ty.name(), reg_name(f, *d), o(a)),
-        Op::Setp { cmp, ty, p, a, b, .. } => {
-            format!("setp.{}.{} {}, {}, {}", format!("{cmp:?}").to_lowercase(), ty.name(), reg_name(f, *p), o(a), o(b))
+        Op::Setp {
+            cmp, ty, p, a, b, ..
+        } => {
+            format!(
+                "setp.{}.{} {}, {}, {}",
+                format!("{cmp:?}").to_lowercase(),
+                ty.name(),
+                reg_name(f, *p),
+                o(a),
+                o(b)
+            )
         }
-        Op::Arith { op: aop, ty, d, a, b, c, .. } => {
-            let srcs = [a, b, c].into_iter().take(aop.arity()).map(o).collect::<Vec<_>>().join(", ");
-            format!("{}.{} {}, {srcs}", arith_name(*aop), ty.name(), reg_name(f, *d))
+        Op::Arith {
+            op: aop,
+            ty,
+            d,
+            a,
+            b,
+            c,
+            ..
+        } => {
+            let srcs = [a, b, c]
+                .into_iter()
+                .take(aop.arity())
+                .map(o)
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "{}.{} {}, {srcs}",
+                arith_name(*aop),
+                ty.name(),
+                reg_name(f, *d)
+            )
         }
         _ => mnemonic(op).to_string(),
     }
@@ -196,7 +289,20 @@ fn mnemonic(op: &Op) -> &'static str {
         Op::Match { .. } => "match",
         Op::ActiveMask { .. } => "activemask",
         Op::Nop => "nop",
+        Op::Bfind { .. } => "bfind",
+        Op::Shf { .. } => "shf",
+        Op::Carry {
+            op: CarryOp::Add, ..
+        } => "add.cc",
+        Op::Carry {
+            op: CarryOp::Sub, ..
+        } => "sub.cc",
+        Op::Carry {
+            op: CarryOp::MadLo, ..
+        } => "mad.lo.cc",
+        Op::Carry {
+            op: CarryOp::MadHi, ..
+        } => "mad.hi.cc",
         _ => "op",
     }
 }
-

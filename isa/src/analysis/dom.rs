@@ -41,7 +41,9 @@ impl DomTree {
                 let new = back[n]
                     .iter()
                     .filter(|&&p| idom[p].is_some())
-                    .fold(None, |acc, &p| Some(acc.map_or(p, |a| intersect(&idom, &rpo_index, a, p))));
+                    .fold(None, |acc, &p| {
+                        Some(acc.map_or(p, |a| intersect(&idom, &rpo_index, a, p)))
+                    });
                 if new.is_some() && idom[n] != new {
                     idom[n] = new;
                     changed = true;
@@ -52,7 +54,13 @@ impl DomTree {
         for &n in rpo.iter().skip(1) {
             depth[n] = depth[idom[n].unwrap()] + 1;
         }
-        DomTree { root, idom, rpo, rpo_index, depth }
+        DomTree {
+            root,
+            idom,
+            rpo,
+            rpo_index,
+            depth,
+        }
     }
 
     pub fn root(&self) -> usize {
@@ -98,7 +106,12 @@ impl DomTree {
     }
 }
 
-fn intersect(idom: &[Option<usize>], rpo_index: &[Option<usize>], mut a: usize, mut b: usize) -> usize {
+fn intersect(
+    idom: &[Option<usize>],
+    rpo_index: &[Option<usize>],
+    mut a: usize,
+    mut b: usize,
+) -> usize {
     while a != b {
         while rpo_index[a] > rpo_index[b] {
             a = idom[a].unwrap();

@@ -21,7 +21,11 @@ impl ControlFlow {
     /// Analyse `f`; fails on out-of-body targets and on irreducible control flow.
     pub fn analyze(f: &Function) -> Result<ControlFlow, AnalysisError> {
         if f.body.is_empty() {
-            return Err(AnalysisError::new(&f.name, f.span, "the function has an empty body"));
+            return Err(AnalysisError::new(
+                &f.name,
+                f.span,
+                "the function has an empty body",
+            ));
         }
         let cfg = Cfg::build(f)?;
         let succ = cfg.succs();
@@ -29,12 +33,19 @@ impl ControlFlow {
         let pdom = DomTree::post_dominators(&cfg.succs_with_exit(), cfg.exit());
         let loops = LoopForest::compute(&succ, &dom).map_err(|e| {
             let inst = &f.body[cfg.blocks[e.from].last_pc() as usize];
+            let to = cfg.blocks[e.to].start;
+            let name = f.label_at(to).map_or(format!("pc {to}"), |l| format!("`{l}` (pc {to})"));
             let msg = format!(
-                "irreducible control flow: the branch to pc {} enters a cycle that its target does not dominate",
-                cfg.blocks[e.to].start
+                "irreducible control flow: this edge to {name} closes a cycle that can also be entered \
+                 elsewhere (its target does not dominate it)"
             );
             AnalysisError::new(&f.name, inst.span, msg)
         })?;
-        Ok(ControlFlow { cfg, dom, pdom, loops })
+        Ok(ControlFlow {
+            cfg,
+            dom,
+            pdom,
+            loops,
+        })
     }
 }

@@ -28,15 +28,31 @@ pub(crate) struct Item {
 
 impl Item {
     pub fn original(inst: Inst, pc: Pc) -> Item {
-        Item { inst, target: None, origin: Some(pc) }
+        Item {
+            inst,
+            target: None,
+            origin: Some(pc),
+        }
     }
 
     pub fn synth(guard: Option<Guard>, op: Op, span: Span) -> Item {
-        Item { inst: Inst { guard, op, span }, target: None, origin: None }
+        Item {
+            inst: Inst { guard, op, span },
+            target: None,
+            origin: None,
+        }
     }
 
     pub fn token(op: Op, target: Target, span: Span) -> Item {
-        Item { inst: Inst { guard: None, op, span }, target: Some(target), origin: None }
+        Item {
+            inst: Inst {
+                guard: None,
+                op,
+                span,
+            },
+            target: Some(target),
+            origin: None,
+        }
     }
 }
 
@@ -53,9 +69,20 @@ pub(crate) enum Term {
     /// Continue at `target`; `bra` is the input's explicit `bra`, if there was one.
     Goto { target: BlockId, bra: Option<Jump> },
     /// `@guard bra taken`, else `fall`.
-    Branch { guard: Guard, taken: BlockId, fall: BlockId, jump: Jump },
+    Branch {
+        guard: Guard,
+        taken: BlockId,
+        fall: BlockId,
+        jump: Jump,
+    },
     /// `[@guard] brx.idx index, targets`, else (guard false) `fall`.
-    Switch { guard: Option<Guard>, index: Operand, targets: Vec<BlockId>, fall: Option<BlockId>, jump: Jump },
+    Switch {
+        guard: Option<Guard>,
+        index: Operand,
+        targets: Vec<BlockId>,
+        fall: Option<BlockId>,
+        jump: Jump,
+    },
     /// An unguarded `ret`, `exit`, `trap` or `brk`.
     Stop(Item),
     /// The body ends here without a terminator; layout emits `exit` (entry) or `ret` (func).
@@ -164,13 +191,26 @@ pub(crate) struct Block {
 
 impl Block {
     pub fn new(kind: Kind, level: Option<usize>, term: Term, span: Span, anchor: Anchor) -> Block {
-        Block { items: Vec::new(), term, kind, level, reachable: true, span, anchor, start: None }
+        Block {
+            items: Vec::new(),
+            term,
+            kind,
+            level,
+            reachable: true,
+            span,
+            anchor,
+            start: None,
+        }
     }
 
     /// The span of the block's terminator (its branch, or the instruction it ends with).
     pub fn term_span(&self) -> Span {
         match &self.term {
-            Term::Branch { jump, .. } | Term::Switch { jump, .. } | Term::Goto { bra: Some(jump), .. } => jump.span,
+            Term::Branch { jump, .. }
+            | Term::Switch { jump, .. }
+            | Term::Goto {
+                bra: Some(jump), ..
+            } => jump.span,
             Term::Stop(item) => item.inst.span,
             _ => self.items.last().map_or(self.span, |i| i.inst.span),
         }
@@ -201,8 +241,9 @@ impl Graph {
         let mut blocks = Vec::new();
         for (b, bb) in cfg.blocks.iter().enumerate() {
             let last = bb.last_pc();
-            let mut items: Vec<Item> =
-                (bb.start..last).map(|pc| Item::original(f.body[pc as usize].clone(), pc)).collect();
+            let mut items: Vec<Item> = (bb.start..last)
+                .map(|pc| Item::original(f.body[pc as usize].clone(), pc))
+                .collect();
             let inst = f.body[last as usize].clone();
             let term = terminator(&inst, last, cfg, &mut next, &mut items);
             let span = inst.span;
@@ -215,7 +256,9 @@ impl Graph {
         }
         if falls_off {
             let span = f.body.last().map_or(f.span, |i| i.span);
-            let reachable = blocks.iter().any(|b| b.reachable && b.term.targets().contains(&end));
+            let reachable = blocks
+                .iter()
+                .any(|b| b.reachable && b.term.targets().contains(&end));
             let mut blk = Block::new(Kind::End, None, Term::FallOff, span, Anchor::Root);
             blk.reachable = reachable;
             blocks.push(blk);
@@ -238,13 +281,30 @@ fn terminator(
     next: &mut impl FnMut(Pc) -> BlockId,
     items: &mut Vec<Item>,
 ) -> Term {
-    let jump = |uni: bool| Jump { span: inst.span, uni, origin: Some(pc) };
+    let jump = |uni: bool| Jump {
+        span: inst.span,
+        uni,
+        origin: Some(pc),
+    };
     match (&inst.op, inst.guard) {
-        (Op::Bra { target, uni }, None) => Term::Goto { target: cfg.block_of(*target), bra: Some(jump(*uni)) },
-        (Op::Bra { target, uni }, Some(guard)) => {
-            Term::Branch { guard, taken: cfg.block_of(*target), fall: next(pc), jump: jump(*uni) }
-        }
-        (Op::BrxIdx { index, targets, uni }, guard) => Term::Switch {
+        (Op::Bra { target, uni }, None) => Term::Goto {
+            target: cfg.block_of(*target),
+            bra: Some(jump(*uni)),
+        },
+        (Op::Bra { target, uni }, Some(guard)) => Term::Branch {
+            guard,
+            taken: cfg.block_of(*target),
+            fall: next(pc),
+            jump: jump(*uni),
+        },
+        (
+            Op::BrxIdx {
+                index,
+                targets,
+                uni,
+            },
+            guard,
+        ) => Term::Switch {
             guard,
             index: *index,
             targets: targets.iter().map(|&t| cfg.block_of(t)).collect(),
@@ -254,7 +314,10 @@ fn terminator(
         _ if super::cfg::ends_path(inst) => Term::Stop(Item::original(inst.clone(), pc)),
         _ => {
             items.push(Item::original(inst.clone(), pc));
-            Term::Goto { target: next(pc), bra: None }
+            Term::Goto {
+                target: next(pc),
+                bra: None,
+            }
         }
     }
 }

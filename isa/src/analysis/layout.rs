@@ -22,7 +22,10 @@ enum Fix {
 
 /// The rewritten function: `f` with the new body, labels and registers, `has_tokens` set.
 pub(crate) fn emit(g: &Graph, f: &Function, regs: Vec<RegInfo>) -> Function {
-    let order: Vec<BlockId> = block_order(g).into_iter().filter(|&b| !forwarded(g, b)).collect();
+    let order: Vec<BlockId> = block_order(g)
+        .into_iter()
+        .filter(|&b| !forwarded(g, b))
+        .collect();
     let mut out: Vec<Emitted> = Vec::new();
     let mut start = vec![0 as Pc; g.blocks.len()];
     for (i, &b) in order.iter().enumerate() {
@@ -31,8 +34,17 @@ pub(crate) fn emit(g: &Graph, f: &Function, regs: Vec<RegInfo>) -> Function {
         emit_block(g, f.kind, b, next, &mut out);
     }
     let end = out.len() as Pc;
-    let body: Vec<Inst> = out.iter().enumerate().map(|(pc, e)| resolve(g, &start, pc as Pc, e)).collect();
-    let mut func = Function { regs, body, has_tokens: true, ..f.clone() };
+    let body: Vec<Inst> = out
+        .iter()
+        .enumerate()
+        .map(|(pc, e)| resolve(g, &start, pc as Pc, e))
+        .collect();
+    let mut func = Function {
+        regs,
+        body,
+        has_tokens: true,
+        ..f.clone()
+    };
     func.labels = labels(g, f, &order, &start, &out, end);
     add_target_labels(&mut func);
     func
@@ -46,7 +58,9 @@ fn forwarded(g: &Graph, b: BlockId) -> bool {
 
 fn dest(g: &Graph, mut b: BlockId) -> BlockId {
     while forwarded(g, b) {
-        let Term::Goto { target, .. } = g.blocks[b].term else { unreachable!("preheaders end in a goto") };
+        let Term::Goto { target, .. } = g.blocks[b].term else {
+            unreachable!("preheaders end in a goto")
+        };
         b = target;
     }
     b
@@ -55,8 +69,8 @@ fn dest(g: &Graph, mut b: BlockId) -> BlockId {
 /// Input blocks in input order; blocks anchored before or after a block surround it, sorted by
 /// key (then creation order).
 fn block_order(g: &Graph) -> Vec<BlockId> {
-    let mut before: HashMap<BlockId, Vec<((u32, u32, u32), BlockId)>> = HashMap::new();
-    let mut after: HashMap<BlockId, Vec<((u32, u32, u32), BlockId)>> = HashMap::new();
+    let mut before: Anchored = HashMap::new();
+    let mut after: Anchored = HashMap::new();
     for (b, blk) in g.blocks.iter().enumerate() {
         match blk.anchor {
             Anchor::Root => {}
@@ -76,6 +90,7 @@ fn block_order(g: &Graph) -> Vec<BlockId> {
     order
 }
 
+/// Blocks anchored to each block, with their keys.
 type Anchored = HashMap<BlockId, Vec<((u32, u32, u32), BlockId)>>;
 
 fn place(b: BlockId, before: &Anchored, after: &Anchored, order: &mut Vec<BlockId>) {
@@ -88,26 +103,46 @@ fn place(b: BlockId, before: &Anchored, after: &Anchored, order: &mut Vec<BlockI
     }
 }
 
-fn emit_block(g: &Graph, kind: FuncKind, b: BlockId, next: Option<BlockId>, out: &mut Vec<Emitted>) {
+fn emit_block(
+    g: &Graph,
+    kind: FuncKind,
+    b: BlockId,
+    next: Option<BlockId>,
+    out: &mut Vec<Emitted>,
+) {
     let blk = &g.blocks[b];
     for item in &blk.items {
         let fix = item.target.map_or(Fix::None, Fix::Item);
-        out.push(Emitted { inst: item.inst.clone(), fix, origin: item.origin });
+        out.push(Emitted {
+            inst: item.inst.clone(),
+            fix,
+            origin: item.origin,
+        });
     }
     let falls_to = |t: BlockId| next == Some(dest(g, t));
     let bra = |t: BlockId, span, uni, origin| Emitted {
-        inst: Inst { guard: None, op: Op::Bra { target: 0, uni }, span },
+        inst: Inst {
+            guard: None,
+            op: Op::Bra { target: 0, uni },
+            span,
+        },
         fix: Fix::Bra(dest(g, t)),
         origin,
     };
     match &blk.term {
         Term::Goto { target, bra: jump } => {
             if jump.is_some() || !falls_to(*target) {
-                let (span, uni, origin) = jump.map_or((blk.span, false, None), |j| (j.span, j.uni, j.origin));
+                let (span, uni, origin) =
+                    jump.map_or((blk.span, false, None), |j| (j.span, j.uni, j.origin));
                 out.push(bra(*target, span, uni, origin));
             }
         }
-        Term::Branch { guard, taken, fall, jump } => {
+        Term::Branch {
+            guard,
+            taken,
+            fall,
+            jump,
+        } => {
             let mut e = bra(*taken, jump.span, jump.uni, jump.origin);
             e.inst.guard = Some(*guard);
             out.push(e);
@@ -115,19 +150,53 @@ fn emit_block(g: &Graph, kind: FuncKind, b: BlockId, next: Option<BlockId>, out:
                 out.push(bra(*fall, jump.span, false, None));
             }
         }
-        Term::Switch { guard, index, targets, fall, jump } => {
-            let op = Op::BrxIdx { index: *index, targets: vec![], uni: jump.uni };
+        Term::Switch {
+            guard,
+            index,
+            targets,
+            fall,
+            jump,
+        } => {
+            let op = Op::BrxIdx {
+                index: *index,
+                targets: vec![],
+                uni: jump.uni,
+            };
             let fix = Fix::Brx(targets.iter().map(|&t| dest(g, t)).collect());
-            out.push(Emitted { inst: Inst { guard: *guard, op, span: jump.span }, fix, origin: jump.origin });
+            out.push(Emitted {
+                inst: Inst {
+                    guard: *guard,
+                    op,
+                    span: jump.span,
+                },
+                fix,
+                origin: jump.origin,
+            });
             if let Some(fall) = fall.filter(|&t| !falls_to(t)) {
                 out.push(bra(fall, jump.span, false, None));
             }
         }
-        Term::Stop(item) => out.push(Emitted { inst: item.inst.clone(), fix: Fix::None, origin: item.origin }),
+        Term::Stop(item) => out.push(Emitted {
+            inst: item.inst.clone(),
+            fix: Fix::None,
+            origin: item.origin,
+        }),
         Term::FallOff => {
             // Every path ends in ret (func) or exit (entry) (Habermaier §5.1.3, step 5).
-            let op = if kind == FuncKind::Entry { Op::Exit } else { Op::Ret { uni: false } };
-            out.push(Emitted { inst: Inst { guard: None, op, span: blk.span }, fix: Fix::None, origin: None });
+            let op = if kind == FuncKind::Entry {
+                Op::Exit
+            } else {
+                Op::Ret { uni: false }
+            };
+            out.push(Emitted {
+                inst: Inst {
+                    guard: None,
+                    op,
+                    span: blk.span,
+                },
+                fix: Fix::None,
+                origin: None,
+            });
         }
     }
 }
@@ -141,19 +210,35 @@ fn resolve(g: &Graph, start: &[Pc], pc: Pc, e: &Emitted) -> Inst {
     };
     match (&mut inst.op, &e.fix) {
         (Op::Bra { target, .. }, Fix::Bra(b)) => *target = start[*b],
-        (Op::BrxIdx { targets, .. }, Fix::Brx(bs)) => *targets = bs.iter().map(|&b| start[b]).collect(),
-        (Op::Ssy { target } | Op::PreBrk { target } | Op::PreRet { target }, Fix::Item(t)) => *target = at(*t),
+        (Op::BrxIdx { targets, .. }, Fix::Brx(bs)) => {
+            *targets = bs.iter().map(|&b| start[b]).collect()
+        }
+        (Op::Ssy { target } | Op::PreBrk { target } | Op::PreRet { target }, Fix::Item(t)) => {
+            *target = at(*t)
+        }
         _ => {}
     }
     inst
 }
 
 /// Input labels stay on their blocks (or instructions); new blocks get `$__<kind>_<n>`.
-fn labels(g: &Graph, f: &Function, order: &[BlockId], start: &[Pc], out: &[Emitted], end: Pc) -> Vec<(String, Pc)> {
-    let block_at: HashMap<Pc, Pc> =
-        order.iter().filter_map(|&b| g.blocks[b].start.map(|pc| (pc, start[b]))).collect();
-    let by_origin: HashMap<Pc, Pc> =
-        out.iter().enumerate().filter_map(|(pc, e)| e.origin.map(|o| (o, pc as Pc))).collect();
+fn labels(
+    g: &Graph,
+    f: &Function,
+    order: &[BlockId],
+    start: &[Pc],
+    out: &[Emitted],
+    end: Pc,
+) -> Vec<(String, Pc)> {
+    let block_at: HashMap<Pc, Pc> = order
+        .iter()
+        .filter_map(|&b| g.blocks[b].start.map(|pc| (pc, start[b])))
+        .collect();
+    let by_origin: HashMap<Pc, Pc> = out
+        .iter()
+        .enumerate()
+        .filter_map(|(pc, e)| e.origin.map(|o| (o, pc as Pc)))
+        .collect();
     let old_len = f.body.len() as Pc;
     let mut labels: Vec<(String, Pc)> = f
         .labels
@@ -162,14 +247,20 @@ fn labels(g: &Graph, f: &Function, order: &[BlockId], start: &[Pc], out: &[Emitt
             let new = if *pc >= old_len {
                 end
             } else {
-                block_at.get(pc).or_else(|| by_origin.get(pc)).copied().unwrap_or(end)
+                block_at
+                    .get(pc)
+                    .or_else(|| by_origin.get(pc))
+                    .copied()
+                    .unwrap_or(end)
             };
             (name.clone(), new)
         })
         .collect();
     let mut counters: HashMap<&str, u32> = HashMap::new();
     for &b in order {
-        let Some(prefix) = new_block_prefix(g.blocks[b].kind) else { continue };
+        let Some(prefix) = new_block_prefix(g.blocks[b].kind) else {
+            continue;
+        };
         let n = counters.entry(prefix).or_insert(0);
         labels.push((format!("$__{prefix}_{n}"), start[b]));
         *n += 1;

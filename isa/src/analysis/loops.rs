@@ -47,14 +47,30 @@ impl LoopForest {
         let preds = super::dom::reverse(succ);
         let mut loops: Vec<Loop> = Vec::new();
         for &h in dom.rpo() {
-            let latches: Vec<usize> = preds[h].iter().copied().filter(|&u| dom.dominates(h, u)).collect();
+            let latches: Vec<usize> = preds[h]
+                .iter()
+                .copied()
+                .filter(|&u| dom.dominates(h, u))
+                .collect();
             if latches.is_empty() {
                 continue;
             }
             let body = natural_loop(&preds, dom, h, &latches);
             let exits = exit_edges(succ, &body);
-            let latches = latches.into_iter().collect::<BTreeSet<_>>().into_iter().collect();
-            loops.push(Loop { header: h, body, latches, exits, parent: None, children: vec![], depth: 1 });
+            let latches = latches
+                .into_iter()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            loops.push(Loop {
+                header: h,
+                body,
+                latches,
+                exits,
+                parent: None,
+                children: vec![],
+                depth: 1,
+            });
         }
         let innermost = nest(&mut loops, succ.len());
         Ok(LoopForest { loops, innermost })

@@ -48,13 +48,21 @@ pub struct AnalysisError {
 
 impl AnalysisError {
     pub fn new(function: &str, span: Span, message: impl Into<String>) -> AnalysisError {
-        AnalysisError { function: function.to_string(), message: message.into(), span }
+        AnalysisError {
+            function: function.to_string(),
+            message: message.into(),
+            span,
+        }
     }
 }
 
 impl fmt::Display for AnalysisError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.function, self.span.line, self.span.col, self.message)
+        write!(
+            f,
+            "in `{}` at line {}, column {}: {}",
+            self.function, self.span.line, self.span.col, self.message
+        )
     }
 }
 

@@ -47,18 +47,36 @@ struct LevelGraph {
 
 impl LevelGraph {
     fn build(g: &Graph, loops: &[LoopInfo], level: Option<usize>) -> LevelGraph {
-        let blocks: Vec<BlockId> =
-            (0..g.blocks.len()).filter(|&b| g.blocks[b].reachable && g.blocks[b].level == level).collect();
-        let index: HashMap<BlockId, usize> = blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-        let node = |b: BlockId| *index.get(&b).expect("level edges stay in their level once exits are lowered");
-        let succ: Vec<Vec<usize>> =
-            blocks.iter().map(|&b| level_succs(g, loops, level, b).into_iter().map(node).collect()).collect();
+        let blocks: Vec<BlockId> = (0..g.blocks.len())
+            .filter(|&b| g.blocks[b].reachable && g.blocks[b].level == level)
+            .collect();
+        let index: HashMap<BlockId, usize> =
+            blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+        let node = |b: BlockId| {
+            *index
+                .get(&b)
+                .expect("level edges stay in their level once exits are lowered")
+        };
+        let succ: Vec<Vec<usize>> = blocks
+            .iter()
+            .map(|&b| {
+                level_succs(g, loops, level, b)
+                    .into_iter()
+                    .map(node)
+                    .collect()
+            })
+            .collect();
         let entry = node(level.map_or(g.entry, |l| loops[l].header));
         let sinks = match level {
             None => (0..blocks.len()).filter(|&u| succ[u].is_empty()).collect(),
             Some(l) => vec![node(loops[l].latch)],
         };
-        LevelGraph { blocks, succ, entry, sinks }
+        LevelGraph {
+            blocks,
+            succ,
+            entry,
+            sinks,
+        }
     }
 
     fn exit(&self) -> usize {
@@ -73,7 +91,12 @@ fn level_succs(g: &Graph, loops: &[LoopInfo], level: Option<usize>, b: BlockId) 
         return loops[m].break_target.into_iter().collect();
     }
     let header = level.map(|l| loops[l].header);
-    g.blocks[b].term.succs().into_iter().filter(|&t| Some(t) != header).collect()
+    g.blocks[b]
+        .term
+        .succs()
+        .into_iter()
+        .filter(|&t| Some(t) != header)
+        .collect()
 }
 
 /// The sync token of one divergent branch: pushed at `node`, popped on the edges into `d`.
@@ -99,7 +122,13 @@ impl Solution {
         let n = lg.blocks.len();
         let live = live_nodes(lg);
         let succ: Vec<Vec<usize>> = (0..n)
-            .map(|u| if live[u] { lg.succ[u].iter().copied().filter(|&w| live[w]).collect() } else { vec![] })
+            .map(|u| {
+                if live[u] {
+                    lg.succ[u].iter().copied().filter(|&w| live[w]).collect()
+                } else {
+                    vec![]
+                }
+            })
             .collect();
         let tokens = find_tokens(g, lg, &live, &succ);
         let mut node_tok = vec![None; n];
@@ -107,8 +136,13 @@ impl Solution {
             node_tok[tok.node] = Some(t);
         }
         let k = tokens.len();
-        let mut sol =
-            Solution { succ, tokens, node_tok, t_in: vec![BTreeSet::new(); n], below: vec![BTreeSet::new(); k] };
+        let mut sol = Solution {
+            succ,
+            tokens,
+            node_tok,
+            t_in: vec![BTreeSet::new(); n],
+            below: vec![BTreeSet::new(); k],
+        };
         sol.seed_regions();
         while sol.edge_rules() | sol.node_rules() | sol.chain_rules() {}
         sol.check(g, lg, fname)?;
@@ -167,7 +201,11 @@ impl Solution {
                     changed |= self.t_in[w].insert(t);
                 }
                 let mut need: Vec<usize> = match kept.last() {
-                    Some(&m) => self.t_in[w].range(..m).copied().filter(|t| !kept.contains(t)).collect(),
+                    Some(&m) => self.t_in[w]
+                        .range(..m)
+                        .copied()
+                        .filter(|t| !kept.contains(t))
+                        .collect(),
                     None => vec![],
                 };
                 if !popped.is_empty() {
@@ -241,8 +279,10 @@ impl Solution {
 
     /// The tokens edge u → w pops (bottom first) and keeps.
     fn split(&self, u: usize, w: usize) -> (Vec<usize>, BTreeSet<usize>) {
-        let (popped, kept): (BTreeSet<usize>, BTreeSet<usize>) =
-            self.t_out(u).into_iter().partition(|&t| self.tokens[t].d == w);
+        let (popped, kept): (BTreeSet<usize>, BTreeSet<usize>) = self
+            .t_out(u)
+            .into_iter()
+            .partition(|&t| self.tokens[t].d == w);
         (popped.into_iter().collect(), kept)
     }
 }
@@ -283,7 +323,9 @@ fn find_tokens(g: &Graph, lg: &LevelGraph, live: &[bool], succ: &[Vec<usize>]) -
             continue;
         }
         match pdom.idom(u) {
-            Some(d) if d != exit => tokens.push((pdom.depth(d), rpo_index[u], Token { node: u, d })),
+            Some(d) if d != exit => {
+                tokens.push((pdom.depth(d), rpo_index[u], Token { node: u, d }))
+            }
             _ => {}
         }
     }
@@ -297,7 +339,11 @@ fn apply(g: &mut Graph, loops: &[LoopInfo], lg: &LevelGraph, sol: &Solution, lev
         let b = lg.blocks[tok.node];
         let span = g.blocks[b].term_span();
         // ssy target = instruction after the matching sync (Habermaier §5.4, design point 1)
-        g.blocks[b].items.push(Item::token(Op::Ssy { target: 0 }, Target::AfterSync(pads[t]), span));
+        g.blocks[b].items.push(Item::token(
+            Op::Ssy { target: 0 },
+            Target::AfterSync(pads[t]),
+            span,
+        ));
     }
     let mut break_entry = HashMap::new();
     for u in 0..lg.blocks.len() {
@@ -320,14 +366,26 @@ fn add_pads(g: &mut Graph, lg: &LevelGraph, sol: &Solution, level: Option<usize>
     for (t, tok) in sol.tokens.iter().enumerate() {
         let d = lg.blocks[tok.d];
         let span = g.blocks[lg.blocks[tok.node]].term_span();
-        let term = Term::Goto { target: d, bra: None };
-        let mut blk = Block::new(Kind::SyncPad, level, term, span, Anchor::Before(d, (1, ranks[t], 0)));
+        let term = Term::Goto {
+            target: d,
+            bra: None,
+        };
+        let mut blk = Block::new(
+            Kind::SyncPad,
+            level,
+            term,
+            span,
+            Anchor::Before(d, (1, ranks[t], 0)),
+        );
         blk.items.push(Item::synth(None, Op::Sync, span));
         pads.push(g.add(blk));
     }
     for (t, below) in sol.below.iter().enumerate() {
         if let Some(&c) = below.last() {
-            g.blocks[pads[t]].term = Term::Goto { target: pads[c], bra: None };
+            g.blocks[pads[t]].term = Term::Goto {
+                target: pads[c],
+                bra: None,
+            };
         }
     }
     pads
@@ -378,7 +436,11 @@ fn route_edge(
         }
         return pads[top];
     }
-    let push: Vec<usize> = sol.t_in[w].iter().copied().filter(|t| !kept.contains(t)).collect();
+    let push: Vec<usize> = sol.t_in[w]
+        .iter()
+        .copied()
+        .filter(|t| !kept.contains(t))
+        .collect();
     if push.is_empty() {
         return wb;
     }
@@ -393,7 +455,16 @@ fn route_edge(
     } else {
         Anchor::Before(wb, (0, 0, 0))
     };
-    let mut blk = Block::new(Kind::Trampoline, level, Term::Goto { target: wb, bra: None }, span, anchor);
+    let mut blk = Block::new(
+        Kind::Trampoline,
+        level,
+        Term::Goto {
+            target: wb,
+            bra: None,
+        },
+        span,
+        anchor,
+    );
     blk.items = items;
     let tramp = g.add(blk);
     if !collapsed {
@@ -408,14 +479,27 @@ fn ssy(pad: BlockId, span: crate::span::Span) -> Item {
 
 /// `preBrk X` at the end of each nested loop's preheader, X being where its break edge now
 /// enters (the first pad when the break target is a reconvergence point).
-fn add_pre_breaks(g: &mut Graph, loops: &[LoopInfo], lg: &LevelGraph, break_entry: &HashMap<BlockId, BlockId>) {
+fn add_pre_breaks(
+    g: &mut Graph,
+    loops: &[LoopInfo],
+    lg: &LevelGraph,
+    break_entry: &HashMap<BlockId, BlockId>,
+) {
     for &b in &lg.blocks {
-        let Kind::Preheader(m) = g.blocks[b].kind else { continue };
-        let Some(x) = loops[m].break_target else { continue };
+        let Kind::Preheader(m) = g.blocks[b].kind else {
+            continue;
+        };
+        let Some(x) = loops[m].break_target else {
+            continue;
+        };
         let target = break_entry.get(&b).copied().unwrap_or(x);
         let span = g.blocks[b].span;
         // the break token re-enables the break-disabled lanes at X (Habermaier §5.4, preBrk/brk)
-        g.blocks[b].items.push(Item::token(Op::PreBrk { target: 0 }, Target::Block(target), span));
+        g.blocks[b].items.push(Item::token(
+            Op::PreBrk { target: 0 },
+            Target::Block(target),
+            span,
+        ));
     }
 }
 
@@ -423,6 +507,9 @@ fn add_pre_breaks(g: &mut Graph, loops: &[LoopInfo], lg: &LevelGraph, break_entr
 fn push_at_entry(g: &mut Graph, lg: &LevelGraph, sol: &Solution, pads: &[BlockId]) {
     let b = lg.blocks[lg.entry];
     let span = g.blocks[b].span;
-    let items: Vec<Item> = sol.t_in[lg.entry].iter().map(|&t| ssy(pads[t], span)).collect();
+    let items: Vec<Item> = sol.t_in[lg.entry]
+        .iter()
+        .map(|&t| ssy(pads[t], span))
+        .collect();
     g.blocks[b].items.splice(0..0, items);
 }

@@ -59,7 +59,9 @@ fn within(g: &Graph, forest: &LoopForest, b: BlockId, id: usize) -> bool {
 
 /// Reachable blocks of loop `id`'s body, nested loops and blocks added so far included.
 fn body(g: &Graph, forest: &LoopForest, id: usize) -> Vec<BlockId> {
-    (0..g.blocks.len()).filter(|&b| g.blocks[b].reachable && within(g, forest, b, id)).collect()
+    (0..g.blocks.len())
+        .filter(|&b| g.blocks[b].reachable && within(g, forest, b, id))
+        .collect()
 }
 
 /// Entry edges of the loop go to a new preheader that falls into the header, so `preBrk`
@@ -67,8 +69,17 @@ fn body(g: &Graph, forest: &LoopForest, id: usize) -> Vec<BlockId> {
 fn add_preheader(g: &mut Graph, forest: &LoopForest, id: usize) {
     let l = &forest.loops[id];
     let header = l.header;
-    let term = Term::Goto { target: header, bra: None };
-    let blk = Block::new(Kind::Preheader(id), l.parent, term, g.blocks[header].span, Anchor::Before(header, (1, 0, 0)));
+    let term = Term::Goto {
+        target: header,
+        bra: None,
+    };
+    let blk = Block::new(
+        Kind::Preheader(id),
+        l.parent,
+        term,
+        g.blocks[header].span,
+        Anchor::Before(header, (1, 0, 0)),
+    );
     let p = g.add(blk);
     for u in 0..p {
         if g.blocks[u].reachable && !within(g, forest, u, id) {
@@ -84,15 +95,20 @@ fn add_preheader(g: &mut Graph, forest: &LoopForest, id: usize) {
 /// lane that continues the loop can reconverge before the back edge.
 fn single_latch(g: &mut Graph, forest: &LoopForest, id: usize, last: BlockId) -> BlockId {
     let header = forest.loops[id].header;
-    let sources: Vec<BlockId> =
-        body(g, forest, id).into_iter().filter(|&u| g.blocks[u].term.targets().contains(&header)).collect();
+    let sources: Vec<BlockId> = body(g, forest, id)
+        .into_iter()
+        .filter(|&u| g.blocks[u].term.targets().contains(&header))
+        .collect();
     if let [u] = sources[..] {
         if g.blocks[u].level == Some(id) && matches!(g.blocks[u].term, Term::Goto { .. }) {
             return u;
         }
     }
     let span = g.blocks[sources[0]].term_span();
-    let term = Term::Goto { target: header, bra: None };
+    let term = Term::Goto {
+        target: header,
+        bra: None,
+    };
     let anchor = Anchor::After(last, after_loop_key(forest.loops[id].depth, 0));
     let t = g.add(Block::new(Kind::Latch(id), Some(id), term, span, anchor));
     for u in sources {
@@ -114,7 +130,12 @@ struct Exits<'a> {
 }
 
 /// Innermost loops first: every exit edge becomes `brk`, and the loop gets its break target.
-pub(crate) fn lower_exits(g: &mut Graph, forest: &LoopForest, loops: &mut [LoopInfo], regs: &mut Vec<RegInfo>) {
+pub(crate) fn lower_exits(
+    g: &mut Graph,
+    forest: &LoopForest,
+    loops: &mut [LoopInfo],
+    regs: &mut Vec<RegInfo>,
+) {
     for id in forest.postorder() {
         let body = body(g, forest, id);
         let mut sources = Vec::new();
@@ -135,11 +156,21 @@ pub(crate) fn lower_exits(g: &mut Graph, forest: &LoopForest, loops: &mut [LoopI
             continue;
         }
         let sel = (targets.len() > 1).then(|| {
-            regs.push(RegInfo { name: format!("%__brk_sel{id}"), ty: Type::U32 });
+            regs.push(RegInfo {
+                name: format!("%__brk_sel{id}"),
+                ty: Type::U32,
+            });
             RegId(regs.len() as u32 - 1)
         });
         let info = &loops[id];
-        let ex = Exits { forest, id, targets, sel, last: info.last, depth: info.depth };
+        let ex = Exits {
+            forest,
+            id,
+            targets,
+            sel,
+            last: info.last,
+            depth: info.depth,
+        };
         let x = break_target(g, &ex, info.parent, g.blocks[sources[0]].term_span());
         for u in sources {
             lower_block(g, &ex, u);
@@ -162,26 +193,60 @@ fn break_target(g: &mut Graph, ex: &Exits, parent: Option<usize>, span: Span) ->
             index: Operand::Reg(sel),
             targets: ex.targets.clone(),
             fall: None,
-            jump: Jump { span, uni: false, origin: None },
+            jump: Jump {
+                span,
+                uni: false,
+                origin: None,
+            },
         },
-        None => Term::Goto { target: ex.targets[0], bra: None },
+        None => Term::Goto {
+            target: ex.targets[0],
+            bra: None,
+        },
     };
     let anchor = Anchor::After(ex.last, after_loop_key(ex.depth, 2));
-    g.add(Block::new(Kind::Dispatch(ex.id), parent, term, span, anchor))
+    g.add(Block::new(
+        Kind::Dispatch(ex.id),
+        parent,
+        term,
+        span,
+        anchor,
+    ))
 }
 
 /// `[@g] mov.u32 %sel, i` for exit `w`, when the loop has several exit blocks.
 fn select(ex: &Exits, guard: Option<Guard>, w: BlockId, span: Span) -> Option<Item> {
     let i = ex.targets.iter().position(|&t| t == w).unwrap() as u64;
-    ex.sel.map(|sel| Item::synth(guard, Op::Mov { ty: Type::U32, d: sel, a: Operand::Imm(i) }, span))
+    ex.sel.map(|sel| {
+        Item::synth(
+            guard,
+            Op::Mov {
+                ty: Type::U32,
+                d: sel,
+                a: Operand::Imm(i),
+            },
+            span,
+        )
+    })
 }
 
 fn brk(guard: Option<Guard>, span: Span, origin: Option<Pc>) -> Item {
-    Item { inst: Inst { guard, op: Op::Brk, span }, target: None, origin }
+    Item {
+        inst: Inst {
+            guard,
+            op: Op::Brk,
+            span,
+        },
+        target: None,
+        origin,
+    }
 }
 
 fn negate(g: Guard) -> Guard {
-    Guard { reg: g.reg, negated: !g.negated }
+    Guard {
+        reg: g.reg,
+        negated: !g.negated,
+    }
 }
 
 /// Rewrite the exit edges of block `u`.
@@ -195,21 +260,32 @@ fn lower_block(g: &mut Graph, ex: &Exits, u: BlockId) {
             items.extend(select(ex, None, target, span));
             Term::Stop(brk(None, span, bra.and_then(|j| j.origin)))
         }
-        Term::Branch { guard, taken, fall, jump } => {
+        Term::Branch {
+            guard,
+            taken,
+            fall,
+            jump,
+        } => {
             let (s, o) = (jump.span, jump.origin);
             match (out(taken), out(fall)) {
                 // `@p bra y` (exit taken) becomes `@p brk`; the others fall through.
                 (true, false) => {
                     items.extend(select(ex, Some(guard), taken, s));
                     items.push(brk(Some(guard), s, o));
-                    Term::Goto { target: fall, bra: None }
+                    Term::Goto {
+                        target: fall,
+                        bra: None,
+                    }
                 }
                 // Exit on the fall-through: `@!p brk` first, then the remaining lanes (all with
                 // p true) jump unconditionally.
                 (false, true) => {
                     items.extend(select(ex, Some(negate(guard)), fall, s));
                     items.push(brk(Some(negate(guard)), s, o));
-                    Term::Goto { target: taken, bra: None }
+                    Term::Goto {
+                        target: taken,
+                        bra: None,
+                    }
                 }
                 _ => {
                     if taken != fall {
@@ -239,7 +315,13 @@ fn lower_block(g: &mut Graph, ex: &Exits, u: BlockId) {
 /// A block `[mov.u32 %sel, i;] brk` standing for one exit slot of a `brx.idx`.
 fn brk_stub(g: &mut Graph, ex: &Exits, w: BlockId, span: Span) -> BlockId {
     let anchor = Anchor::After(ex.last, after_loop_key(ex.depth, 1));
-    let mut blk = Block::new(Kind::BrkStub, Some(ex.id), Term::Stop(brk(None, span, None)), span, anchor);
+    let mut blk = Block::new(
+        Kind::BrkStub,
+        Some(ex.id),
+        Term::Stop(brk(None, span, None)),
+        span,
+        anchor,
+    );
     blk.items.extend(select(ex, None, w, span));
     g.add(blk)
 }

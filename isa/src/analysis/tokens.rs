@@ -22,7 +22,10 @@ pub fn insert_tokens(f: &Function) -> Result<Function, AnalysisError> {
         return Ok(f.clone());
     }
     if f.body.is_empty() {
-        return Ok(Function { has_tokens: true, ..f.clone() });
+        return Ok(Function {
+            has_tokens: true,
+            ..f.clone()
+        });
     }
     let flow = ControlFlow::analyze(f)?;
     let mut g = Graph::from_function(f, &flow);
@@ -37,7 +40,10 @@ pub fn insert_tokens(f: &Function) -> Result<Function, AnalysisError> {
 }
 
 fn is_token(op: &Op) -> bool {
-    matches!(op, Op::Ssy { .. } | Op::Sync | Op::PreBrk { .. } | Op::Brk | Op::PreRet { .. })
+    matches!(
+        op,
+        Op::Ssy { .. } | Op::Sync | Op::PreBrk { .. } | Op::Brk | Op::PreRet { .. }
+    )
 }
 
 /// `preRet L` before every call, with the call's guard and L the instruction after the call

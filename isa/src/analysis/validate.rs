@@ -33,7 +33,11 @@ pub fn validate_tokens(f: &Function) -> Result<(), AnalysisError> {
             return Err(AnalysisError::new(&f.name, inst.span, msg));
         }
         if inst.op == Op::Sync && inst.guard.is_some() {
-            return Err(AnalysisError::new(&f.name, inst.span, "`sync` must not be guarded"));
+            return Err(AnalysisError::new(
+                &f.name,
+                inst.span,
+                "`sync` must not be guarded",
+            ));
         }
     }
     walk(f)
@@ -63,7 +67,13 @@ fn walk(f: &Function) -> Result<(), AnalysisError> {
 fn step(f: &Function, (pc, stack): &State) -> Result<Vec<State>, AnalysisError> {
     let (pc, stack) = (*pc, stack.clone());
     let inst = &f.body[pc as usize];
-    let err = |msg: String| Err(AnalysisError::new(&f.name, inst.span, format!("pc {pc}: {msg}")));
+    let err = |msg: String| {
+        Err(AnalysisError::new(
+            &f.name,
+            inst.span,
+            format!("pc {pc}: {msg}"),
+        ))
+    };
     let pushed = |t: Tok| {
         let mut s = stack.clone();
         s.push(t);
@@ -82,15 +92,29 @@ fn step(f: &Function, (pc, stack): &State) -> Result<Vec<State>, AnalysisError> 
         }
         Op::Sync => match stack.last() {
             Some(Tok::Sync(t)) if *t == pc + 1 => out.push((pc + 1, popped)),
-            Some(Tok::Sync(t)) => return err(format!("`sync` pops a sync token for pc {t}, not for pc {}", pc + 1)),
-            other => return err(format!("`sync` needs a sync token on top of the stack, found {other:?}")),
+            Some(Tok::Sync(t)) => {
+                return err(format!(
+                    "`sync` pops a sync token for pc {t}, not for pc {}",
+                    pc + 1
+                ))
+            }
+            other => {
+                return err(format!(
+                    "`sync` needs a sync token on top of the stack, found {other:?}"
+                ))
+            }
         },
         // The preRet before a call carries the call's guard, so a call token for pc + 1 on top
         // means some lane calls (Habermaier §5.4, design point 2).
         Op::Call { .. } => match stack.last() {
             Some(Tok::Call(t)) if *t == pc + 1 => return Ok(vec![(pc + 1, popped)]),
             _ if skip => {}
-            _ => return err(format!("`call` needs a call token for pc {} on top of the stack", pc + 1)),
+            _ => {
+                return err(format!(
+                    "`call` needs a call token for pc {} on top of the stack",
+                    pc + 1
+                ))
+            }
         },
         Op::Brk if !stack.iter().any(|t| matches!(t, Tok::Break(_))) => {
             return err("`brk` with no break token on the stack".into())

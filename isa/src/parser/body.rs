@@ -45,10 +45,16 @@ pub(crate) struct Body {
 
 impl Body {
     pub fn lookup_reg(&self, name: &str) -> Option<RegId> {
-        self.scopes.iter().rev().find_map(|s| s.regs.get(name).copied())
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.regs.get(name).copied())
     }
     pub fn lookup_sym(&self, name: &str) -> Option<SymbolId> {
-        self.scopes.iter().rev().find_map(|s| s.syms.get(name).copied())
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.syms.get(name).copied())
     }
     pub fn lookup_label(&self, name: &str) -> Option<String> {
         self.scopes
@@ -62,7 +68,10 @@ impl Body {
             return r;
         }
         let r = RegId(self.regs.len() as u32);
-        self.regs.push(RegInfo { name: "%__cc".into(), ty: Type::Pred });
+        self.regs.push(RegInfo {
+            name: "%__cc".into(),
+            ty: Type::Pred,
+        });
         self.cc = Some(r);
         r
     }
@@ -72,7 +81,10 @@ impl Body {
             return r;
         }
         let r = RegId(self.regs.len() as u32);
-        self.regs.push(RegInfo { name: "_".into(), ty: Type::B64 });
+        self.regs.push(RegInfo {
+            name: "_".into(),
+            ty: Type::B64,
+        });
         self.sink = Some(r);
         r
     }
@@ -147,8 +159,14 @@ impl<'a> ModuleParser<'a> {
                     } else {
                         name.clone()
                     };
-                    if scopes[*scope].insert(name.clone(), unique.clone()).is_some() {
-                        return Err(self.c.err(toks[i].1, format!("label `{name}` is defined twice in one scope")));
+                    if scopes[*scope]
+                        .insert(name.clone(), unique.clone())
+                        .is_some()
+                    {
+                        return Err(self.c.err(
+                            toks[i].1,
+                            format!("label `{name}` is defined twice in one scope"),
+                        ));
                     }
                     used.insert(unique);
                     used.insert(name.clone());
@@ -170,7 +188,9 @@ impl<'a> ModuleParser<'a> {
     fn statement(&mut self, b: &mut Body) -> PResult<()> {
         let span = self.c.span();
         let Some(tok) = self.c.peek().cloned() else {
-            return Err(self.c.err_here("unexpected end of file inside a function body (missing `}`)"));
+            return Err(self
+                .c
+                .err_here("unexpected end of file inside a function body (missing `}`)"));
         };
         match tok {
             Tok::RBrace => {
@@ -181,7 +201,10 @@ impl<'a> ModuleParser<'a> {
                 self.c.bump()?;
                 let id = b.next_scope;
                 b.next_scope += 1;
-                b.scopes.push(Scope { id, ..Default::default() });
+                b.scopes.push(Scope {
+                    id,
+                    ..Default::default()
+                });
             }
             Tok::Dot(d) => self.body_directive(b, &d, span)?,
             Tok::Ident(name) if self.c.peek_at(1) == Some(&Tok::Colon) => {
@@ -194,16 +217,23 @@ impl<'a> ModuleParser<'a> {
                 b.insts.push(inst);
             }
             other => {
-                return Err(self.c.err(span, format!("expected an instruction, label or declaration, found {}", other.describe())))
+                return Err(self.c.err(
+                    span,
+                    format!(
+                        "expected an instruction, label or declaration, found {}",
+                        other.describe()
+                    ),
+                ))
             }
         }
         Ok(())
     }
 
     fn label_def(&mut self, b: &mut Body, name: &str, span: Span) -> PResult<()> {
-        let unique = b
-            .lookup_label(name)
-            .ok_or_else(|| self.c.err(span, format!("label `{name}` could not be scoped")))?;
+        let unique = b.lookup_label(name).ok_or_else(|| {
+            self.c
+                .err(span, format!("label `{name}` could not be scoped"))
+        })?;
         if self.c.eat_dot(".branchtargets") {
             let mut targets = Vec::new();
             loop {
@@ -249,7 +279,10 @@ impl<'a> ModuleParser<'a> {
             }
             _ => {
                 let Some(space) = space_of(d) else {
-                    return Err(self.c.err(span, format!("unsupported directive `{d}` in a function body")));
+                    return Err(self.c.err(
+                        span,
+                        format!("unsupported directive `{d}` in a function body"),
+                    ));
                 };
                 self.c.bump()?;
                 let is_extern = false;
@@ -278,11 +311,18 @@ impl<'a> ModuleParser<'a> {
         while let Some(Tok::Dot(d)) = self.c.peek().cloned() {
             self.c.bump()?;
             if matches!(d.as_str(), ".v2" | ".v4" | ".v8") {
-                return Err(self.c.err(self.c.prev_span(), "vector registers are not supported; declare scalar registers"));
+                return Err(self.c.err(
+                    self.c.prev_span(),
+                    "vector registers are not supported; declare scalar registers",
+                ));
             }
             match Type::from_name(&d[1..]) {
                 Some(t) => ty = Some(t),
-                None => return Err(self.c.err(self.c.prev_span(), format!("unknown register type `{d}`"))),
+                None => {
+                    return Err(self
+                        .c
+                        .err(self.c.prev_span(), format!("unknown register type `{d}`")))
+                }
             }
         }
         let Some(ty) = ty else {
@@ -300,12 +340,18 @@ impl<'a> ModuleParser<'a> {
                 for i in 0..n {
                     let rn = format!("{name}{i}");
                     let id = RegId(b.regs.len() as u32);
-                    b.regs.push(RegInfo { name: rn.clone(), ty });
+                    b.regs.push(RegInfo {
+                        name: rn.clone(),
+                        ty,
+                    });
                     scope.regs.insert(rn, id);
                 }
             } else {
                 let id = RegId(b.regs.len() as u32);
-                b.regs.push(RegInfo { name: name.clone(), ty });
+                b.regs.push(RegInfo {
+                    name: name.clone(),
+                    ty,
+                });
                 scope.regs.insert(name, id);
             }
             if self.c.eat(&Tok::Semi) {
@@ -318,25 +364,32 @@ impl<'a> ModuleParser<'a> {
     fn finish_body(&mut self, mut b: Body) -> PResult<()> {
         for fx in std::mem::take(&mut b.fixups) {
             if let Op::BrxIdx { targets, .. } = &mut b.insts[fx.inst].op {
-                let table = b
-                    .tables
-                    .get(&fx.label)
-                    .ok_or_else(|| self.c.err(fx.span, format!("`{}` is not a .branchtargets table", fx.label)))?;
+                let table = b.tables.get(&fx.label).ok_or_else(|| {
+                    self.c.err(
+                        fx.span,
+                        format!("`{}` is not a .branchtargets table", fx.label),
+                    )
+                })?;
                 for (l, lspan) in table {
-                    let pc = *b
-                        .label_pc
-                        .get(l)
-                        .ok_or_else(|| self.c.err(*lspan, format!("`{l}` does not label an instruction")))?;
+                    let pc = *b.label_pc.get(l).ok_or_else(|| {
+                        self.c
+                            .err(*lspan, format!("`{l}` does not label an instruction"))
+                    })?;
                     targets.push(pc);
                 }
                 continue;
             }
-            let pc = *b
-                .label_pc
-                .get(&fx.label)
-                .ok_or_else(|| self.c.err(fx.span, format!("`{}` does not label an instruction", fx.label)))?;
+            let pc = *b.label_pc.get(&fx.label).ok_or_else(|| {
+                self.c.err(
+                    fx.span,
+                    format!("`{}` does not label an instruction", fx.label),
+                )
+            })?;
             match &mut b.insts[fx.inst].op {
-                Op::Bra { target, .. } | Op::Ssy { target } | Op::PreBrk { target } | Op::PreRet { target } => *target = pc,
+                Op::Bra { target, .. }
+                | Op::Ssy { target }
+                | Op::PreBrk { target }
+                | Op::PreRet { target } => *target = pc,
                 _ => unreachable!("fixups are only recorded for branch-like instructions"),
             }
         }
@@ -347,16 +400,25 @@ impl<'a> ModuleParser<'a> {
         let n = b.insts.len() as Pc;
         for inst in &b.insts {
             let bad = match &inst.op {
-                Op::Bra { target, .. } | Op::Ssy { target } | Op::PreBrk { target } | Op::PreRet { target } => *target >= n,
+                Op::Bra { target, .. }
+                | Op::Ssy { target }
+                | Op::PreBrk { target }
+                | Op::PreRet { target } => *target >= n,
                 Op::BrxIdx { targets, .. } => targets.iter().any(|t| *t >= n),
                 _ => false,
             };
             if bad {
-                return Err(self.c.err(inst.span, "branch to a label that is not followed by an instruction"));
+                return Err(self.c.err(
+                    inst.span,
+                    "branch to a label that is not followed by an instruction",
+                ));
             }
         }
         let has_tokens = b.insts.iter().any(|i| {
-            matches!(i.op, Op::Ssy { .. } | Op::Sync | Op::PreBrk { .. } | Op::Brk | Op::PreRet { .. })
+            matches!(
+                i.op,
+                Op::Ssy { .. } | Op::Sync | Op::PreBrk { .. } | Op::Brk | Op::PreRet { .. }
+            )
         });
         let frame_bytes = self.layout_frame(id, kind, &b.frame_vars);
         let mut labels: Vec<(String, Pc)> = b.label_pc.into_iter().collect();

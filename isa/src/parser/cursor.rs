@@ -14,7 +14,12 @@ pub(crate) type PResult<T> = Result<T, PtxError>;
 
 impl<'a> Cursor<'a> {
     pub fn new(file: &'a str, src: &'a str, toks: Vec<(Tok, Span)>) -> Self {
-        Cursor { file, src, toks, pos: 0 }
+        Cursor {
+            file,
+            src,
+            toks,
+            pos: 0,
+        }
     }
 
     pub fn peek(&self) -> Option<&Tok> {

@@ -64,13 +64,18 @@ impl<'a> ModuleParser<'a> {
             f.params = params;
             f.rets = rets;
             f.max_ntid = max_ntid;
-            f.span = Span { end: name_span.end, ..head_span };
+            f.span = Span {
+                end: name_span.end,
+                ..head_span
+            };
         }
         if self.c.eat(&Tok::Semi) {
             return Ok(()); // a prototype; the body comes later or from another module
         }
         if self.defined[id.0 as usize].0 {
-            return Err(self.c.err(name_span, format!("function `{name}` is defined twice")));
+            return Err(self
+                .c
+                .err(name_span, format!("function `{name}` is defined twice")));
         }
         self.defined[id.0 as usize].0 = true;
         self.function_body(id)
@@ -130,7 +135,9 @@ impl<'a> ModuleParser<'a> {
         let span = self.c.span();
         if !self.c.eat_dot(".param") {
             if self.c.eat_dot(".reg") {
-                return Err(self.c.err(span, "`.reg` parameters are not supported; use `.param`"));
+                return Err(self
+                    .c
+                    .err(span, "`.reg` parameters are not supported; use `.param`"));
             }
             return Err(self.c.unexpected("`.param`"));
         }
@@ -157,7 +164,13 @@ impl<'a> ModuleParser<'a> {
         };
         let (name, nspan) = self.c.expect_ident("a parameter name")?;
         let count = self.array_dims()?.unwrap_or(1);
-        Ok(RawParam { name, ty, count, align: align.unwrap_or(ty.size()), span: nspan })
+        Ok(RawParam {
+            name,
+            ty,
+            count,
+            align: align.unwrap_or(ty.size()),
+            span: nspan,
+        })
     }
 
     /// `[N]` (repeated for multi-dimensional arrays) → element count; `[]` → 0 (unsized).
@@ -175,7 +188,12 @@ impl<'a> ModuleParser<'a> {
         Ok(count)
     }
 
-    fn make_params(&mut self, owner: FuncId, raw: Vec<RawParam>, kind: FuncKind) -> PResult<Vec<Param>> {
+    fn make_params(
+        &mut self,
+        owner: FuncId,
+        raw: Vec<RawParam>,
+        kind: FuncKind,
+    ) -> PResult<Vec<Param>> {
         let mut out = Vec::new();
         let mut offset = 0u64;
         for p in raw {
@@ -197,13 +215,23 @@ impl<'a> ModuleParser<'a> {
                 span: p.span,
             });
             offset += p.ty.size() as u64 * p.count as u64;
-            out.push(Param { symbol: id, ty: p.ty, count: p.count, align: p.align });
+            out.push(Param {
+                symbol: id,
+                ty: p.ty,
+                count: p.count,
+                align: p.align,
+            });
         }
         Ok(out)
     }
 
     /// After the space directive: `[.align N] [.vN] .type name[dims] [= init] {, name ...};`
-    pub(crate) fn variable_decl(&mut self, space: Space, is_extern: bool, owner: Option<FuncId>) -> PResult<Vec<SymbolId>> {
+    pub(crate) fn variable_decl(
+        &mut self,
+        space: Space,
+        is_extern: bool,
+        owner: Option<FuncId>,
+    ) -> PResult<Vec<SymbolId>> {
         let span = self.c.span();
         let mut align = None;
         let mut vec = 1u32;
@@ -218,7 +246,12 @@ impl<'a> ModuleParser<'a> {
                 ".ptr" => {}
                 _ => match Type::from_name(&d[1..]) {
                     Some(t) => ty = Some(t),
-                    None => return Err(self.c.err(self.c.prev_span(), format!("unknown type or attribute `{d}` in a variable declaration"))),
+                    None => {
+                        return Err(self.c.err(
+                            self.c.prev_span(),
+                            format!("unknown type or attribute `{d}` in a variable declaration"),
+                        ))
+                    }
                 },
             }
         }
@@ -233,7 +266,9 @@ impl<'a> ModuleParser<'a> {
             if self.c.eat(&Tok::Eq) {
                 init = self.initializer(ty)?;
                 if count > 0 && init.len() as u64 > ty.size() as u64 * count as u64 {
-                    return Err(self.c.err(nspan, "initialiser has more elements than the variable"));
+                    return Err(self
+                        .c
+                        .err(nspan, "initialiser has more elements than the variable"));
                 }
             }
             let id = SymbolId(self.module.symbols.len() as u32);
@@ -306,7 +341,9 @@ impl<'a> ModuleParser<'a> {
             self.c.bump()?;
             let rhs = self.const_factor()?;
             if op == 3 && matches!(rhs, Const::Int(0)) {
-                return Err(self.c.err(span, "division by zero in a constant expression"));
+                return Err(self
+                    .c
+                    .err(span, "division by zero in a constant expression"));
             }
             acc = fold(acc, rhs, op);
         }
@@ -329,7 +366,10 @@ impl<'a> ModuleParser<'a> {
             Tok::F32Bits(b) => Const::Float(f32::from_bits(b) as f64),
             Tok::F64Bits(b) => Const::Float(f64::from_bits(b)),
             other => {
-                return Err(self.c.err(span, format!("expected a constant, found {}", other.describe())))
+                return Err(self.c.err(
+                    span,
+                    format!("expected a constant, found {}", other.describe()),
+                ))
             }
         })
     }

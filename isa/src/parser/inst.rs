@@ -46,8 +46,20 @@ impl Mods {
     /// Memory-model qualifiers and cache hints that do not change a value.
     fn take_memory_hints(&mut self) {
         for (i, (m, _)) in self.list.iter().enumerate() {
-            let hint = matches!(m.as_str(), "weak" | "relaxed" | "acquire" | "release" | "sc" | "acq_rel" | "cta" | "gpu" | "sys" | "cluster" | "nc")
-                || m.starts_with("L1::")
+            let hint = matches!(
+                m.as_str(),
+                "weak"
+                    | "relaxed"
+                    | "acquire"
+                    | "release"
+                    | "sc"
+                    | "acq_rel"
+                    | "cta"
+                    | "gpu"
+                    | "sys"
+                    | "cluster"
+                    | "nc"
+            ) || m.starts_with("L1::")
                 || m.starts_with("L2::")
                 || m.starts_with("level::");
             if hint {
@@ -56,7 +68,11 @@ impl Mods {
         }
     }
     fn unused(&self) -> Option<&(String, Span)> {
-        self.list.iter().zip(&self.used).find(|(_, u)| !**u).map(|(m, _)| m)
+        self.list
+            .iter()
+            .zip(&self.used)
+            .find(|(_, u)| !**u)
+            .map(|(m, _)| m)
     }
 }
 
@@ -89,7 +105,8 @@ fn round_of(m: &mut Mods) -> Option<Round> {
 
 fn cmp_of(m: &mut Mods) -> Option<Cmp> {
     let w = m.take_any(&[
-        "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan",
+        "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu",
+        "gtu", "geu", "num", "nan",
     ])?;
     Some(match w {
         "eq" => Cmp::Eq,
@@ -197,17 +214,27 @@ impl<'a> ModuleParser<'a> {
         let mut mods = Mods { list, used };
         let raw = self.raw_operands()?;
         let end = self.c.prev_span();
-        let span = Span { line: start.line, col: start.col, start: start.start, end: end.end };
+        let span = Span {
+            line: start.line,
+            col: start.col,
+            start: start.start,
+            end: end.end,
+        };
         let op = self.decode(b, &name, name_span, &mut mods, &raw, span)?;
         if let Some((m, ms)) = mods.unused() {
-            return Err(self.c.err(*ms, format!("unsupported modifier `.{m}` for `{name}`")));
+            return Err(self
+                .c
+                .err(*ms, format!("unsupported modifier `.{m}` for `{name}`")));
         }
         Ok(Inst { guard, op, span })
     }
 
     fn nargs(&self, raw: &[RawOp], n: usize, name: &str, span: Span) -> PResult<()> {
         if raw.len() != n {
-            return Err(self.c.err(span, format!("`{name}` takes {n} operands, found {}", raw.len())));
+            return Err(self.c.err(
+                span,
+                format!("`{name}` takes {n} operands, found {}", raw.len()),
+            ));
         }
         Ok(())
     }
@@ -215,22 +242,39 @@ impl<'a> ModuleParser<'a> {
     fn one_type(&self, m: &mut Mods, name: &str, span: Span) -> PResult<Type> {
         match m.types().as_slice() {
             [t] => Ok(*t),
-            [] => Err(self.c.err(span, format!("`{name}` needs a type modifier such as .u32"))),
-            _ => Err(self.c.err(span, format!("`{name}` takes one type modifier"))),
+            [] => Err(self
+                .c
+                .err(span, format!("`{name}` needs a type modifier such as .u32"))),
+            _ => Err(self
+                .c
+                .err(span, format!("`{name}` takes one type modifier"))),
         }
     }
 
     fn two_types(&self, m: &mut Mods, name: &str, span: Span) -> PResult<(Type, Type)> {
         match m.types().as_slice() {
             [d, s] => Ok((*d, *s)),
-            _ => Err(self.c.err(span, format!("`{name}` needs a destination and a source type, e.g. `.f32.s32`"))),
+            _ => Err(self.c.err(
+                span,
+                format!("`{name}` needs a destination and a source type, e.g. `.f32.s32`"),
+            )),
         }
     }
 
-    fn decode(&mut self, b: &mut Body, name: &str, nspan: Span, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
+    fn decode(
+        &mut self,
+        b: &mut Body,
+        name: &str,
+        nspan: Span,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+    ) -> PResult<Op> {
         let inst_idx = b.insts.len();
         let carry_in = matches!(name, "addc" | "subc" | "madc");
-        if carry_in || (matches!(name, "add" | "sub" | "mad") && m.list.iter().any(|(w, _)| w == "cc")) {
+        if carry_in
+            || (matches!(name, "add" | "sub" | "mad") && m.list.iter().any(|(w, _)| w == "cc"))
+        {
             return self.carry(b, name, carry_in, m, raw, span);
         }
         if let Some(op) = arith_op(name) {
@@ -241,7 +285,11 @@ impl<'a> ModuleParser<'a> {
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, 2, name, span)?;
                 match (&raw[0], &raw[1]) {
-                    (RawOp::Vec(..), _) => Ok(Op::MovUnpack { ty, d: self.dst_vec(b, &raw[0])?, a: self.src(b, &raw[1], ty)? }),
+                    (RawOp::Vec(..), _) => Ok(Op::MovUnpack {
+                        ty,
+                        d: self.dst_vec(b, &raw[0])?,
+                        a: self.src(b, &raw[1], ty)?,
+                    }),
                     (_, RawOp::Vec(items, _)) => {
                         let part_ty = match (ty.size() as usize).checked_div(items.len()) {
                             Some(1) => Type::B8,
@@ -249,16 +297,29 @@ impl<'a> ModuleParser<'a> {
                             Some(4) => Type::B32,
                             _ => Type::B64,
                         };
-                        Ok(Op::MovPack { ty, d: self.dst(b, &raw[0])?, parts: self.src_vec(b, &raw[1], part_ty)? })
+                        Ok(Op::MovPack {
+                            ty,
+                            d: self.dst(b, &raw[0])?,
+                            parts: self.src_vec(b, &raw[1], part_ty)?,
+                        })
                     }
-                    _ => Ok(Op::Mov { ty, d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], ty)? }),
+                    _ => Ok(Op::Mov {
+                        ty,
+                        d: self.dst(b, &raw[0])?,
+                        a: self.src(b, &raw[1], ty)?,
+                    }),
                 }
             }
             "bfind" => {
                 let shiftamt = m.take("shiftamt");
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, 2, name, span)?;
-                Ok(Op::Bfind { ty, shiftamt, d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], ty)? })
+                Ok(Op::Bfind {
+                    ty,
+                    shiftamt,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], ty)?,
+                })
             }
             "shf" => {
                 let left = match m.take_any(&["l", "r"]) {
@@ -296,7 +357,8 @@ impl<'a> ModuleParser<'a> {
             }
             "setp" => self.setp(b, m, raw, span),
             "set" => {
-                let cmp = cmp_of(m).ok_or_else(|| self.c.err(span, "`set` needs a comparison such as .lt"))?;
+                let cmp = cmp_of(m)
+                    .ok_or_else(|| self.c.err(span, "`set` needs a comparison such as .lt"))?;
                 let bop = bool_of(m);
                 let ftz = m.take("ftz");
                 let (dty, sty) = self.two_types(m, name, span)?;
@@ -305,18 +367,41 @@ impl<'a> ModuleParser<'a> {
                     Some(o) => Some((o, self.src(b, &raw[3], Type::Pred)?)),
                     None => None,
                 };
-                Ok(Op::Set { cmp, dty, sty, ftz, d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], sty)?, b: self.src(b, &raw[2], sty)?, comb })
+                Ok(Op::Set {
+                    cmp,
+                    dty,
+                    sty,
+                    ftz,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], sty)?,
+                    b: self.src(b, &raw[2], sty)?,
+                    comb,
+                })
             }
             "selp" => {
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, 4, name, span)?;
-                Ok(Op::Selp { ty, d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], ty)?, b: self.src(b, &raw[2], ty)?, c: self.src(b, &raw[3], Type::Pred)? })
+                Ok(Op::Selp {
+                    ty,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], ty)?,
+                    b: self.src(b, &raw[2], ty)?,
+                    c: self.src(b, &raw[3], Type::Pred)?,
+                })
             }
             "slct" => {
                 let ftz = m.take("ftz");
                 let (dty, cty) = self.two_types(m, name, span)?;
                 self.nargs(raw, 4, name, span)?;
-                Ok(Op::Slct { dty, cty, ftz, d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], dty)?, b: self.src(b, &raw[2], dty)?, c: self.src(b, &raw[3], cty)? })
+                Ok(Op::Slct {
+                    dty,
+                    cty,
+                    ftz,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], dty)?,
+                    b: self.src(b, &raw[2], dty)?,
+                    c: self.src(b, &raw[3], cty)?,
+                })
             }
             "cvt" => {
                 let rnd = round_of(m);
@@ -324,18 +409,37 @@ impl<'a> ModuleParser<'a> {
                 let sat = m.take("sat");
                 let (dty, sty) = self.two_types(m, name, span)?;
                 self.nargs(raw, 2, name, span)?;
-                let mods = Mods2 { rnd, ftz, sat, approx: false };
-                Ok(Op::Cvt { dty, sty, mods: mods.into(), d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], sty)? })
+                let mods = Mods2 {
+                    rnd,
+                    ftz,
+                    sat,
+                    approx: false,
+                };
+                Ok(Op::Cvt {
+                    dty,
+                    sty,
+                    mods: mods.into(),
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], sty)?,
+                })
             }
             "cvta" => {
                 let to_space = m.take("to");
                 let space = space_of(m);
                 if space == Space::Generic {
-                    return Err(self.c.err(span, "`cvta` needs a state space such as .global"));
+                    return Err(self
+                        .c
+                        .err(span, "`cvta` needs a state space such as .global"));
                 }
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, 2, name, span)?;
-                Ok(Op::Cvta { to_space, space, ty, d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], ty)? })
+                Ok(Op::Cvta {
+                    to_space,
+                    space,
+                    ty,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], ty)?,
+                })
             }
             "ld" | "ldu" => {
                 let volatile = m.take("volatile");
@@ -348,7 +452,14 @@ impl<'a> ModuleParser<'a> {
                 let _vec = m.take_any(&["v2", "v4"]);
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, 2, name, span)?;
-                Ok(Op::Ld { space, cop, volatile, ty, d: self.dst_vec(b, &raw[0])?, addr: self.addr(b, &raw[1])? })
+                Ok(Op::Ld {
+                    space,
+                    cop,
+                    volatile,
+                    ty,
+                    d: self.dst_vec(b, &raw[0])?,
+                    addr: self.addr(b, &raw[1])?,
+                })
             }
             "st" => {
                 let volatile = m.take("volatile");
@@ -358,7 +469,14 @@ impl<'a> ModuleParser<'a> {
                 let _vec = m.take_any(&["v2", "v4"]);
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, 2, name, span)?;
-                Ok(Op::St { space, cop, volatile, ty, addr: self.addr(b, &raw[0])?, src: self.src_vec(b, &raw[1], ty)? })
+                Ok(Op::St {
+                    space,
+                    cop,
+                    volatile,
+                    ty,
+                    addr: self.addr(b, &raw[0])?,
+                    src: self.src_vec(b, &raw[1], ty)?,
+                })
             }
             "atom" | "red" => self.atom(b, name, m, raw, span),
             "bar" | "barrier" => self.bar(b, name, m, raw, span),
@@ -398,8 +516,20 @@ impl<'a> ModuleParser<'a> {
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, if sync { 5 } else { 4 }, name, span)?;
                 let (d, p) = self.dst_pair(b, &raw[0])?;
-                let mask = if sync { self.src(b, &raw[4], Type::B32)? } else { Operand::Imm(u32::MAX as u64) };
-                Ok(Op::Shfl { mode, d, p, a: self.src(b, &raw[1], ty)?, b: self.src(b, &raw[2], Type::B32)?, c: self.src(b, &raw[3], Type::B32)?, mask })
+                let mask = if sync {
+                    self.src(b, &raw[4], Type::B32)?
+                } else {
+                    Operand::Imm(u32::MAX as u64)
+                };
+                Ok(Op::Shfl {
+                    mode,
+                    d,
+                    p,
+                    a: self.src(b, &raw[1], ty)?,
+                    b: self.src(b, &raw[2], Type::B32)?,
+                    c: self.src(b, &raw[3], Type::B32)?,
+                    mask,
+                })
             }
             "vote" => {
                 let sync = m.take("sync");
@@ -408,12 +538,23 @@ impl<'a> ModuleParser<'a> {
                     Some("any") => VoteMode::Any,
                     Some("uni") => VoteMode::Uni,
                     Some(_) => VoteMode::Ballot,
-                    None => return Err(self.c.err(span, "`vote` needs .all, .any, .uni or .ballot")),
+                    None => {
+                        return Err(self.c.err(span, "`vote` needs .all, .any, .uni or .ballot"))
+                    }
                 };
                 let _ty = self.one_type(m, name, span)?;
                 self.nargs(raw, if sync { 3 } else { 2 }, name, span)?;
-                let mask = if sync { self.src(b, &raw[2], Type::B32)? } else { Operand::Imm(u32::MAX as u64) };
-                Ok(Op::Vote { mode, d: self.dst(b, &raw[0])?, a: self.src(b, &raw[1], Type::Pred)?, mask })
+                let mask = if sync {
+                    self.src(b, &raw[2], Type::B32)?
+                } else {
+                    Operand::Imm(u32::MAX as u64)
+                };
+                Ok(Op::Vote {
+                    mode,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], Type::Pred)?,
+                    mask,
+                })
             }
             "match" => {
                 let mode = match m.take_any(&["any", "all"]) {
@@ -425,18 +566,30 @@ impl<'a> ModuleParser<'a> {
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, 3, name, span)?;
                 let (d, p) = self.dst_pair(b, &raw[0])?;
-                Ok(Op::Match { mode, ty, d, p, a: self.src(b, &raw[1], ty)?, mask: self.src(b, &raw[2], Type::B32)? })
+                Ok(Op::Match {
+                    mode,
+                    ty,
+                    d,
+                    p,
+                    a: self.src(b, &raw[1], ty)?,
+                    mask: self.src(b, &raw[2], Type::B32)?,
+                })
             }
             "activemask" => {
                 let _ = self.one_type(m, name, span)?;
                 self.nargs(raw, 1, name, span)?;
-                Ok(Op::ActiveMask { d: self.dst(b, &raw[0])? })
+                Ok(Op::ActiveMask {
+                    d: self.dst(b, &raw[0])?,
+                })
             }
             "bra" => {
                 let uni = m.take("uni");
                 self.nargs(raw, 1, name, span)?;
                 self.label_ref(b, &raw[0], inst_idx)?;
-                Ok(Op::Bra { target: Pc::MAX, uni })
+                Ok(Op::Bra {
+                    target: Pc::MAX,
+                    uni,
+                })
             }
             "brx" => {
                 if !m.take("idx") {
@@ -446,7 +599,11 @@ impl<'a> ModuleParser<'a> {
                 self.nargs(raw, 2, name, span)?;
                 let index = self.src(b, &raw[0], Type::U32)?;
                 self.label_ref(b, &raw[1], inst_idx)?;
-                Ok(Op::BrxIdx { index, targets: Vec::new(), uni })
+                Ok(Op::BrxIdx {
+                    index,
+                    targets: Vec::new(),
+                    uni,
+                })
             }
             "call" => self.call(b, m, raw, span),
             "ret" => {
@@ -478,7 +635,9 @@ impl<'a> ModuleParser<'a> {
                     _ => Op::PreRet { target: Pc::MAX },
                 })
             }
-            _ => Err(self.c.err(nspan, format!("unsupported instruction `{name}`"))),
+            _ => Err(self
+                .c
+                .err(nspan, format!("unsupported instruction `{name}`"))),
         }
     }
 
@@ -501,10 +660,21 @@ impl<'a> ModuleParser<'a> {
         }
     }
 
-    fn arith(&mut self, b: &mut Body, name: &str, base: ArithOp, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
+    fn arith(
+        &mut self,
+        b: &mut Body,
+        name: &str,
+        base: ArithOp,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+    ) -> PResult<Op> {
         use ArithOp::*;
         if m.take("cc") {
-            return Err(self.c.err(span, format!("unsupported instruction `{name}.cc` (carry chains)")));
+            return Err(self.c.err(
+                span,
+                format!("unsupported instruction `{name}.cc` (carry chains)"),
+            ));
         }
         let width = m.take_any(&["lo", "hi", "wide"]);
         let rnd = round_of(m);
@@ -533,7 +703,13 @@ impl<'a> ModuleParser<'a> {
             (op, _) => op,
         };
         if matches!(op, MulWide | MadWide) && wide(ty).is_none() {
-            return Err(self.c.err(span, format!("`{name}.wide` is defined for 16- and 32-bit integers, not .{}", ty.name())));
+            return Err(self.c.err(
+                span,
+                format!(
+                    "`{name}.wide` is defined for 16- and 32-bit integers, not .{}",
+                    ty.name()
+                ),
+            ));
         }
         self.nargs(raw, 1 + op.arity(), name, span)?;
         let src_ty = |i: usize| -> Type {
@@ -548,12 +724,33 @@ impl<'a> ModuleParser<'a> {
         for i in 0..op.arity() {
             srcs[i] = self.src(b, &raw[1 + i], src_ty(i))?;
         }
-        let mods = Mods2 { rnd, ftz, sat, approx };
-        Ok(Op::Arith { op, ty, mods: mods.into(), d, a: srcs[0], b: srcs[1], c: srcs[2] })
+        let mods = Mods2 {
+            rnd,
+            ftz,
+            sat,
+            approx,
+        };
+        Ok(Op::Arith {
+            op,
+            ty,
+            mods: mods.into(),
+            d,
+            a: srcs[0],
+            b: srcs[1],
+            c: srcs[2],
+        })
     }
 
     /// Carry-chain arithmetic: the flag lives in a hidden per-function register.
-    fn carry(&mut self, b: &mut Body, name: &str, cc_in: bool, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
+    fn carry(
+        &mut self,
+        b: &mut Body,
+        name: &str,
+        cc_in: bool,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+    ) -> PResult<Op> {
         let cc_out = m.take("cc");
         let op = match name {
             "add" | "addc" => CarryOp::Add,
@@ -564,20 +761,45 @@ impl<'a> ModuleParser<'a> {
             },
         };
         let ty = self.one_type(m, name, span)?;
-        if !matches!(ty, Type::U32 | Type::S32 | Type::U64 | Type::S64 | Type::B32 | Type::B64) {
-            return Err(self.c.err(span, format!("`{name}` with a carry is defined for 32- and 64-bit integers")));
+        if !matches!(
+            ty,
+            Type::U32 | Type::S32 | Type::U64 | Type::S64 | Type::B32 | Type::B64
+        ) {
+            return Err(self.c.err(
+                span,
+                format!("`{name}` with a carry is defined for 32- and 64-bit integers"),
+            ));
         }
-        let n = if matches!(op, CarryOp::MadLo | CarryOp::MadHi) { 4 } else { 3 };
+        let n = if matches!(op, CarryOp::MadLo | CarryOp::MadHi) {
+            4
+        } else {
+            3
+        };
         self.nargs(raw, n, name, span)?;
         let d = self.dst(b, &raw[0])?;
         let a = self.src(b, &raw[1], ty)?;
         let bb = self.src(b, &raw[2], ty)?;
-        let c = if n == 4 { self.src(b, &raw[3], ty)? } else { Operand::Imm(0) };
-        Ok(Op::Carry { op, ty, cc_in, cc_out, cc: b.cc_reg(), d, a, b: bb, c })
+        let c = if n == 4 {
+            self.src(b, &raw[3], ty)?
+        } else {
+            Operand::Imm(0)
+        };
+        Ok(Op::Carry {
+            op,
+            ty,
+            cc_in,
+            cc_out,
+            cc: b.cc_reg(),
+            d,
+            a,
+            b: bb,
+            c,
+        })
     }
 
     fn setp(&mut self, b: &mut Body, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
-        let cmp = cmp_of(m).ok_or_else(|| self.c.err(span, "`setp` needs a comparison such as .lt"))?;
+        let cmp =
+            cmp_of(m).ok_or_else(|| self.c.err(span, "`setp` needs a comparison such as .lt"))?;
         let bop = bool_of(m);
         let ftz = m.take("ftz");
         let ty = self.one_type(m, "setp", span)?;
@@ -587,14 +809,32 @@ impl<'a> ModuleParser<'a> {
             Some(o) => Some((o, self.src(b, &raw[3], Type::Pred)?)),
             None => None,
         };
-        Ok(Op::Setp { cmp, ty, ftz, p, q, a: self.src(b, &raw[1], ty)?, b: self.src(b, &raw[2], ty)?, comb })
+        Ok(Op::Setp {
+            cmp,
+            ty,
+            ftz,
+            p,
+            q,
+            a: self.src(b, &raw[1], ty)?,
+            b: self.src(b, &raw[2], ty)?,
+            comb,
+        })
     }
 
-    fn atom(&mut self, b: &mut Body, name: &str, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
+    fn atom(
+        &mut self,
+        b: &mut Body,
+        name: &str,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+    ) -> PResult<Op> {
         m.take_memory_hints();
         m.take("noftz");
         let space = space_of(m);
-        let op = match m.take_any(&["and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max"]) {
+        let op = match m.take_any(&[
+            "and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max",
+        ]) {
             Some("and") => AtomOp::And,
             Some("or") => AtomOp::Or,
             Some("xor") => AtomOp::Xor,
@@ -605,24 +845,59 @@ impl<'a> ModuleParser<'a> {
             Some("dec") => AtomOp::Dec,
             Some("min") => AtomOp::Min,
             Some("max") => AtomOp::Max,
-            _ => return Err(self.c.err(span, format!("`{name}` needs an operation such as .add"))),
+            _ => {
+                return Err(self
+                    .c
+                    .err(span, format!("`{name}` needs an operation such as .add")))
+            }
         };
         let ty = self.one_type(m, name, span)?;
         let is_red = name == "red";
-        let n = if is_red { 2 } else if op == AtomOp::Cas { 4 } else { 3 };
+        let n = if is_red {
+            2
+        } else if op == AtomOp::Cas {
+            4
+        } else {
+            3
+        };
         self.nargs(raw, n, name, span)?;
-        let (d, rest) = if is_red { (None, raw) } else { (Some(self.dst(b, &raw[0])?), &raw[1..]) };
+        let (d, rest) = if is_red {
+            (None, raw)
+        } else {
+            (Some(self.dst(b, &raw[0])?), &raw[1..])
+        };
         let addr = self.addr(b, &rest[0])?;
         let bv = self.src(b, &rest[1], ty)?;
-        let c = if op == AtomOp::Cas { Some(self.src(b, &rest[2], ty)?) } else { None };
-        Ok(Op::Atom { space, op, ty, d, addr, b: bv, c })
+        let c = if op == AtomOp::Cas {
+            Some(self.src(b, &rest[2], ty)?)
+        } else {
+            None
+        };
+        Ok(Op::Atom {
+            space,
+            op,
+            ty,
+            d,
+            addr,
+            b: bv,
+            c,
+        })
     }
 
-    fn bar(&mut self, b: &mut Body, name: &str, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
+    fn bar(
+        &mut self,
+        b: &mut Body,
+        name: &str,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+    ) -> PResult<Op> {
         if name == "bar" && m.take("warp") {
             m.take("sync");
             self.nargs(raw, 1, "bar.warp.sync", span)?;
-            return Ok(Op::WarpSync { mask: self.src(b, &raw[0], Type::B32)? });
+            return Ok(Op::WarpSync {
+                mask: self.src(b, &raw[0], Type::B32)?,
+            });
         }
         m.take("cta");
         let aligned = m.take("aligned") || name == "bar";
@@ -639,31 +914,58 @@ impl<'a> ModuleParser<'a> {
             };
             BarKind::Red(r)
         } else {
-            return Err(self.c.err(span, format!("`{name}` needs .sync, .arrive or .red")));
+            return Err(self
+                .c
+                .err(span, format!("`{name}` needs .sync, .arrive or .red")));
         };
         m.take("aligned");
         match kind {
             BarKind::Red(_) => {
                 let _ = self.one_type(m, name, span)?;
                 if raw.len() != 3 && raw.len() != 4 {
-                    return Err(self.c.err(span, "`bar.red` takes d, barrier, [count,] predicate"));
+                    return Err(self
+                        .c
+                        .err(span, "`bar.red` takes d, barrier, [count,] predicate"));
                 }
                 let d = self.dst(b, &raw[0])?;
                 let id = self.src(b, &raw[1], Type::U32)?;
-                let count = if raw.len() == 4 { Some(self.src(b, &raw[2], Type::U32)?) } else { None };
+                let count = if raw.len() == 4 {
+                    Some(self.src(b, &raw[2], Type::U32)?)
+                } else {
+                    None
+                };
                 let pred = self.src(b, &raw[raw.len() - 1], Type::Pred)?;
-                Ok(Op::Bar { kind, id, count, red: Some((d, pred)), aligned })
+                Ok(Op::Bar {
+                    kind,
+                    id,
+                    count,
+                    red: Some((d, pred)),
+                    aligned,
+                })
             }
             _ => {
                 if raw.is_empty() || raw.len() > 2 {
-                    return Err(self.c.err(span, format!("`{name}` takes a barrier id and an optional thread count")));
+                    return Err(self.c.err(
+                        span,
+                        format!("`{name}` takes a barrier id and an optional thread count"),
+                    ));
                 }
                 if kind == BarKind::Arrive && raw.len() != 2 {
                     return Err(self.c.err(span, "`bar.arrive` needs a thread count"));
                 }
                 let id = self.src(b, &raw[0], Type::U32)?;
-                let count = if raw.len() == 2 { Some(self.src(b, &raw[1], Type::U32)?) } else { None };
-                Ok(Op::Bar { kind, id, count, red: None, aligned })
+                let count = if raw.len() == 2 {
+                    Some(self.src(b, &raw[1], Type::U32)?)
+                } else {
+                    None
+                };
+                Ok(Op::Bar {
+                    kind,
+                    id,
+                    count,
+                    red: None,
+                    aligned,
+                })
             }
         }
     }
@@ -687,7 +989,12 @@ impl<'a> ModuleParser<'a> {
                 let op = match a {
                     RawOp::Name(..) => self.src(b, a, Type::B64)?,
                     RawOp::Imm(..) => self.src(b, a, Type::B32)?,
-                    other => return Err(self.c.err(other.span(), "a call argument must be a .param variable, register or constant")),
+                    other => {
+                        return Err(self.c.err(
+                            other.span(),
+                            "a call argument must be a .param variable, register or constant",
+                        ))
+                    }
                 };
                 args.push(op);
             }
@@ -698,9 +1005,14 @@ impl<'a> ModuleParser<'a> {
                 Some(reg) => {
                     // Indirect: the last operand names a prototype or a .calltargets table.
                     let Some(RawOp::Name(..)) = it.next() else {
-                        return Err(self.c.err(*s, "an indirect call needs a prototype or target list"));
+                        return Err(self
+                            .c
+                            .err(*s, "an indirect call needs a prototype or target list"));
                     };
-                    Callee::Indirect { reg, targets: Vec::new() }
+                    Callee::Indirect {
+                        reg,
+                        targets: Vec::new(),
+                    }
                 }
                 None => Callee::Direct(self.func_id(n, Some(*s))),
             },
@@ -709,14 +1021,20 @@ impl<'a> ModuleParser<'a> {
         if it.next().is_some() {
             return Err(self.c.err(span, "too many operands for `call`"));
         }
-        Ok(Op::Call { callee, rets, args, uni })
+        Ok(Op::Call {
+            callee,
+            rets,
+            args,
+            uni,
+        })
     }
 
     fn param_symbol(&mut self, b: &mut Body, raw: &RawOp) -> PResult<SymbolId> {
         match raw {
-            RawOp::Name(n, s) => b
-                .lookup_sym(n)
-                .ok_or_else(|| self.c.err(*s, format!("`{n}` is not a .param variable in scope"))),
+            RawOp::Name(n, s) => b.lookup_sym(n).ok_or_else(|| {
+                self.c
+                    .err(*s, format!("`{n}` is not a .param variable in scope"))
+            }),
             other => Err(self.c.err(other.span(), "expected a .param variable")),
         }
     }
@@ -732,6 +1050,11 @@ struct Mods2 {
 
 impl From<Mods2> for crate::ir::Mods {
     fn from(m: Mods2) -> Self {
-        crate::ir::Mods { rnd: m.rnd, ftz: m.ftz, sat: m.sat, approx: m.approx }
+        crate::ir::Mods {
+            rnd: m.rnd,
+            ftz: m.ftz,
+            sat: m.sat,
+            approx: m.approx,
+        }
     }
 }

@@ -56,7 +56,9 @@ impl<'a> ModuleParser<'a> {
         while !self.c.at_end() {
             let span = self.c.span();
             let Tok::Dot(d) = self.c.peek().cloned().unwrap() else {
-                return Err(self.c.unexpected("a directive such as .version, .entry or .global"));
+                return Err(self
+                    .c
+                    .unexpected("a directive such as .version, .entry or .global"));
             };
             match d.as_str() {
                 ".version" => {
@@ -75,7 +77,9 @@ impl<'a> ModuleParser<'a> {
                     self.c.bump()?;
                     let n = self.c.expect_int("32 or 64")?;
                     if n != 64 && n != 32 {
-                        return Err(self.c.err(self.c.prev_span(), "address size must be 32 or 64"));
+                        return Err(self
+                            .c
+                            .err(self.c.prev_span(), "address size must be 32 or 64"));
                     }
                     self.module.address_size = n as u32;
                 }
@@ -86,7 +90,11 @@ impl<'a> ModuleParser<'a> {
                 ".section" => self.skip_section()?,
                 ".visible" | ".extern" | ".weak" | ".common" | ".entry" | ".func" | ".global"
                 | ".const" | ".shared" | ".local" => self.linkage_item()?,
-                _ => return Err(self.c.err(span, format!("unsupported module directive `{d}`"))),
+                _ => {
+                    return Err(self
+                        .c
+                        .err(span, format!("unsupported module directive `{d}`")))
+                }
             }
         }
         Ok(())
@@ -97,7 +105,10 @@ impl<'a> ModuleParser<'a> {
             (Tok::Float(v), s) => {
                 let text = &self.c.src[s.start as usize..s.end as usize];
                 let mut parts = text.split('.');
-                let major = parts.next().and_then(|m| m.parse().ok()).unwrap_or(v as u32);
+                let major = parts
+                    .next()
+                    .and_then(|m| m.parse().ok())
+                    .unwrap_or(v as u32);
                 let minor = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
                 Ok((major, minor))
             }
@@ -156,7 +167,9 @@ impl<'a> ModuleParser<'a> {
         match self.c.peek() {
             Some(Tok::Dot(d)) if d == ".entry" => self.function(FuncKind::Entry),
             Some(Tok::Dot(d)) if d == ".func" => self.function(FuncKind::Func),
-            Some(Tok::Dot(d)) if matches!(d.as_str(), ".global" | ".const" | ".shared" | ".local") => {
+            Some(Tok::Dot(d))
+                if matches!(d.as_str(), ".global" | ".const" | ".shared" | ".local") =>
+            {
                 let space = decl::space_of(d).unwrap();
                 self.c.bump()?;
                 let syms = self.variable_decl(space, is_extern, None)?;
@@ -165,7 +178,9 @@ impl<'a> ModuleParser<'a> {
                 }
                 Ok(())
             }
-            _ => Err(self.c.err(span, "expected .entry, .func or a variable declaration")),
+            _ => Err(self
+                .c
+                .err(span, "expected .entry, .func or a variable declaration")),
         }
     }
 
@@ -179,7 +194,10 @@ impl<'a> ModuleParser<'a> {
             Space::Const => &mut self.module.const_bytes,
             _ => {
                 let span = sym.span;
-                return Err(self.c.err(span, "only .global, .const and .shared variables may be declared at module scope"));
+                return Err(self.c.err(
+                    span,
+                    "only .global, .const and .shared variables may be declared at module scope",
+                ));
             }
         };
         if sym.is_extern && sym.space == Space::Shared {
@@ -228,7 +246,12 @@ impl<'a> ModuleParser<'a> {
         for (i, (has_body, used)) in self.defined.iter().enumerate() {
             if let (false, Some(span)) = (has_body, used) {
                 let name = &self.module.functions[i].name;
-                return Err(self.c.err(*span, format!("call to function `{name}`, which this module declares but never defines")));
+                return Err(self.c.err(
+                    *span,
+                    format!(
+                        "call to function `{name}`, which this module declares but never defines"
+                    ),
+                ));
             }
         }
         Ok(())

@@ -109,7 +109,9 @@ impl<'a> ModuleParser<'a> {
                 }
                 if name.starts_with('%') {
                     let dim = match self.c.peek() {
-                        Some(Tok::Dot(d)) if matches!(d.as_str(), ".x" | ".y" | ".z") => Some(d.clone()),
+                        Some(Tok::Dot(d)) if matches!(d.as_str(), ".x" | ".y" | ".z") => {
+                            Some(d.clone())
+                        }
                         _ => None,
                     };
                     if let Some(s) = special(&name, dim.as_deref()) {
@@ -185,7 +187,9 @@ impl<'a> ModuleParser<'a> {
             self.c.bump()?;
             match self.const_expr()? {
                 Const::Int(v) => offset = if neg { v.wrapping_neg() } else { v },
-                Const::Float(_) => return Err(self.c.err(span, "an address offset must be an integer")),
+                Const::Float(_) => {
+                    return Err(self.c.err(span, "an address offset must be an integer"))
+                }
             }
         }
         self.c.expect(&Tok::RBracket, "`]`")?;
@@ -203,11 +207,20 @@ impl<'a> ModuleParser<'a> {
             RawOp::Special(sr, _) => Ok(Operand::Special(*sr)),
             RawOp::Imm(v, s) => {
                 if matches!(v, Const::Float(_)) && !ty.is_float() {
-                    return Err(self.c.err(*s, format!("a floating-point literal cannot be a .{} operand", ty.name())));
+                    return Err(self.c.err(
+                        *s,
+                        format!(
+                            "a floating-point literal cannot be a .{} operand",
+                            ty.name()
+                        ),
+                    ));
                 }
                 Ok(Operand::Imm(v.to_bits(ty)))
             }
-            other => Err(self.c.err(other.span(), "expected a register, immediate or symbol here")),
+            other => Err(self.c.err(
+                other.span(),
+                "expected a register, immediate or symbol here",
+            )),
         }
     }
 
@@ -222,7 +235,11 @@ impl<'a> ModuleParser<'a> {
             let id = self.func_id(n, Some(s));
             return Ok(Operand::Func(id));
         }
-        let what = if n.starts_with('%') { "register" } else { "identifier" };
+        let what = if n.starts_with('%') {
+            "register"
+        } else {
+            "identifier"
+        };
         Err(self.c.err(s, format!("undefined {what} `{n}`")))
     }
 
@@ -239,15 +256,26 @@ impl<'a> ModuleParser<'a> {
 
     pub(crate) fn addr(&mut self, b: &mut Body, raw: &RawOp) -> PResult<Address> {
         match raw {
-            RawOp::Addr(None, off, _) => Ok(Address { base: AddrBase::Abs, offset: *off }),
+            RawOp::Addr(None, off, _) => Ok(Address {
+                base: AddrBase::Abs,
+                offset: *off,
+            }),
             RawOp::Addr(Some((n, s)), off, _) => {
                 if let Some(r) = b.lookup_reg(n) {
-                    return Ok(Address { base: AddrBase::Reg(r), offset: *off });
+                    return Ok(Address {
+                        base: AddrBase::Reg(r),
+                        offset: *off,
+                    });
                 }
                 if let Some(sym) = b.lookup_sym(n).or_else(|| self.globals.get(n).copied()) {
-                    return Ok(Address { base: AddrBase::Symbol(sym), offset: *off });
+                    return Ok(Address {
+                        base: AddrBase::Symbol(sym),
+                        offset: *off,
+                    });
                 }
-                Err(self.c.err(*s, format!("undefined identifier `{n}` in an address")))
+                Err(self
+                    .c
+                    .err(*s, format!("undefined identifier `{n}` in an address")))
             }
             other => Err(self.c.err(other.span(), "expected an address `[...]`")),
         }
@@ -259,7 +287,10 @@ impl<'a> ModuleParser<'a> {
                 if items.is_empty() || items.len() > 4 {
                     return Err(self.c.err(*s, "a vector operand has 1, 2 or 4 elements"));
                 }
-                let mut v = RegVec { regs: [RegId(0); 4], len: items.len() as u8 };
+                let mut v = RegVec {
+                    regs: [RegId(0); 4],
+                    len: items.len() as u8,
+                };
                 for (i, it) in items.iter().enumerate() {
                     v.regs[i] = self.dst(b, it)?;
                 }
@@ -275,9 +306,14 @@ impl<'a> ModuleParser<'a> {
             other => vec![other.clone()],
         };
         if items.is_empty() || items.len() > 4 {
-            return Err(self.c.err(raw.span(), "a vector operand has 1, 2 or 4 elements"));
+            return Err(self
+                .c
+                .err(raw.span(), "a vector operand has 1, 2 or 4 elements"));
         }
-        let mut v = OpVec { ops: [Operand::Imm(0); 4], len: items.len() as u8 };
+        let mut v = OpVec {
+            ops: [Operand::Imm(0); 4],
+            len: items.len() as u8,
+        };
         for (i, it) in items.iter().enumerate() {
             v.ops[i] = match it {
                 RawOp::Sink(_) => Operand::Imm(0),
@@ -294,7 +330,11 @@ impl<'a> ModuleParser<'a> {
         let unique = b
             .lookup_label(n)
             .ok_or_else(|| self.c.err(*s, format!("undefined label `{n}`")))?;
-        b.fixups.push(super::body::Fixup { inst, label: unique, span: *s });
+        b.fixups.push(super::body::Fixup {
+            inst,
+            label: unique,
+            span: *s,
+        });
         Ok(())
     }
 }

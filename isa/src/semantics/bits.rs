@@ -6,7 +6,11 @@ use crate::ir::Type;
 /// 0xFFFFFFFF when there is none; `.shiftamt` returns the left-shift amount instead.
 pub fn bfind(ty: Type, shiftamt: bool, a: u64) -> u64 {
     let bits = ty.bits();
-    let m = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let m = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let mut v = a & m;
     if ty.is_signed() && (v >> (bits - 1)) & 1 == 1 {
         v = !v & m;
@@ -24,7 +28,11 @@ pub fn bfind(ty: Type, shiftamt: bool, a: u64) -> u64 {
 
 /// `shf.{l,r}.{clamp,wrap}.b32 d, a, b, c`: shift the 64-bit value b:a and keep 32 bits.
 pub fn shf(left: bool, clamp: bool, a: u64, b: u64, c: u64) -> u64 {
-    let n = if clamp { (c as u32).min(32) } else { c as u32 & 31 };
+    let n = if clamp {
+        (c as u32).min(32)
+    } else {
+        c as u32 & 31
+    };
     let v = ((b & 0xFFFF_FFFF) << 32) | (a & 0xFFFF_FFFF);
     if left {
         ((v << n) >> 32) & 0xFFFF_FFFF

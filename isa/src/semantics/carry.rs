@@ -7,8 +7,17 @@ use crate::ir::{CarryOp, Type};
 /// Returns (result, carry-out). `carry_in` is 0 or 1 (for subtraction it is the borrow).
 pub fn carry_op(op: CarryOp, ty: Type, a: u64, b: u64, c: u64, carry_in: u64) -> (u64, u64) {
     let bits = ty.bits().min(64);
-    let m = if bits == 64 { u64::MAX as u128 } else { (1u128 << bits) - 1 };
-    let (a, b, c, ci) = (a as u128 & m, b as u128 & m, c as u128 & m, (carry_in & 1) as u128);
+    let m = if bits == 64 {
+        u64::MAX as u128
+    } else {
+        (1u128 << bits) - 1
+    };
+    let (a, b, c, ci) = (
+        a as u128 & m,
+        b as u128 & m,
+        c as u128 & m,
+        (carry_in & 1) as u128,
+    );
     match op {
         CarryOp::Add => {
             let s = a + b + ci;
@@ -21,7 +30,11 @@ pub fn carry_op(op: CarryOp, ty: Type, a: u64, b: u64, c: u64, carry_in: u64) ->
         }
         CarryOp::MadLo | CarryOp::MadHi => {
             let p = a * b;
-            let part = if op == CarryOp::MadLo { p & m } else { (p >> bits) & m };
+            let part = if op == CarryOp::MadLo {
+                p & m
+            } else {
+                (p >> bits) & m
+            };
             let s = part + c + ci;
             ((s & m) as u64, (s >> bits) as u64 & 1)
         }
@@ -49,7 +62,14 @@ mod tests {
 
     #[test]
     fn madc_hi_adds_carry() {
-        let (r, c) = carry_op(CarryOp::MadHi, Type::U32, 0xFFFF_FFFF, 0xFFFF_FFFF, 0xFFFF_FFFF, 1);
+        let (r, c) = carry_op(
+            CarryOp::MadHi,
+            Type::U32,
+            0xFFFF_FFFF,
+            0xFFFF_FFFF,
+            0xFFFF_FFFF,
+            1,
+        );
         // hi(0xFFFFFFFE00000001) = 0xFFFFFFFE; + 0xFFFFFFFF + 1 = 0x1_FFFFFFFE
         assert_eq!((r, c), (0xFFFF_FFFE, 1));
     }

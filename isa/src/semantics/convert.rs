@@ -1,4 +1,4 @@
-//! `cvt` semantics (PTX ISA §9.7.9.21): integer↔integer, float→integer, integer→float and
+//! `cvt` semantics (PTX ISA: `cvt`): integer↔integer, float→integer, integer→float and
 //! float↔float conversions with rounding, saturation and flush-to-zero.
 
 use super::float::{format, saturate};
@@ -87,8 +87,8 @@ fn round_integral(x: f64, rnd: Option<Round>) -> f64 {
     }
 }
 
-/// Float to integer: round to integral, then saturate to the destination range; NaN gives 0
-/// (PTX ISA §9.7.9.21: float-to-integer conversions always saturate). `.ftz` flushes f32
+/// Float to integer: round to integral, then saturate to the destination range (NaN: see below)
+/// (PTX ISA `cvt`: float-to-integer conversions always saturate). `.ftz` flushes f32
 /// subnormal sources (which matters for `.rmi`/`.rpi`).
 fn float_to_int(signed: bool, w: u32, sf: Fmt, mods: Mods, a: u64) -> u64 {
     let bits = a & sf.mask();
@@ -97,8 +97,19 @@ fn float_to_int(signed: bool, w: u32, sf: Fmt, mods: Mods, a: u64) -> u64 {
     } else {
         bits
     };
-    let r = round_integral(rounding::to_f64(sf, bits), mods.rnd);
-    // `as` casts from float saturate and map NaN to 0.
+    let x = rounding::to_f64(sf, bits);
+    if x.is_nan() {
+        // PTX ISA cvt, integer notes: NaN converts to 0 from f16/f32 into destinations of at
+        // most 32 bits, and to 1 << (w-1) from f64 or into 64-bit destinations (what the
+        // hardware's 64-bit F2I produces).
+        return if sf != F64 && w <= 32 {
+            0
+        } else {
+            (1u64 << (w - 1)) & mask(w)
+        };
+    }
+    let r = round_integral(x, mods.rnd);
+    // `as` casts from float saturate.
     if signed {
         let (lo, hi) = range(true, w);
         (i128::from(r as i64).clamp(lo, hi) as u64) & mask(w)

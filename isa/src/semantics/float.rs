@@ -60,7 +60,7 @@ pub(crate) fn arith_packed(op: ArithOp, f: Fmt, mods: Mods, a: u64, b: u64, c: u
 /// One floating-point operation on scalars of format `f`.
 ///
 /// `.ftz` flushes subnormal inputs, and results after rounding, to sign-preserving zero; a NaN
-/// result is the canonical NaN; `.sat` then clamps to [+0.0, 1.0] (PTX ISA §9.7.3).
+/// result is the canonical NaN; `.sat` then clamps to [+0.0, 1.0] (PTX ISA: floating-point instructions).
 pub(crate) fn arith(op: ArithOp, f: Fmt, mods: Mods, a: u64, b: u64, c: u64) -> u64 {
     use ArithOp::*;
     let prep = |x: u64| {
@@ -78,7 +78,7 @@ pub(crate) fn arith(op: ArithOp, f: Fmt, mods: Mods, a: u64, b: u64, c: u64) -> 
         // a - b is a + (-b) exactly, including the sign of zero results.
         Sub => add(f, a, f.negate(b), mode),
         Mul => mul(f, a, b, mode),
-        // mad.f32/f64 is fused on every target since sm_20 (PTX ISA §9.7.3.6).
+        // mad.f32/f64 is fused on every target since sm_20 (PTX ISA: `mad`).
         Mad | Fma => fma(f, a, b, c, mode),
         Div => div(f, a, b, mode),
         Rcp => div(f, f.one(), a, mode),
@@ -86,7 +86,7 @@ pub(crate) fn arith(op: ArithOp, f: Fmt, mods: Mods, a: u64, b: u64, c: u64) -> 
         Rsqrt | Sin | Cos | Lg2 | Ex2 | Tanh => approx(op, f, a),
         Abs => f.abs(a),
         Neg => f.negate(a),
-        // copysign d, a, b: the magnitude of b with the sign of a (PTX ISA §9.7.3.2).
+        // copysign d, a, b: the magnitude of b with the sign of a (PTX ISA: `copysign`).
         Copysign => f.abs(b) | (a & f.sign_bit()),
         Min => min_max(f, false, a, b),
         Max => min_max(f, true, a, b),
@@ -224,7 +224,7 @@ fn approx(op: ArithOp, f: Fmt, a: u64) -> u64 {
 }
 
 /// PTX min/max: a NaN operand yields the other one, two NaNs the canonical NaN, and
-/// -0.0 < +0.0 (PTX ISA §9.7.3.10-11).
+/// -0.0 < +0.0 (PTX ISA: `min`, `max`).
 pub(crate) fn min_max(f: Fmt, max: bool, a: u64, b: u64) -> u64 {
     match (f.is_nan(a), f.is_nan(b)) {
         (true, true) => return f.canonical_nan(),
@@ -246,7 +246,7 @@ pub(crate) fn min_max(f: Fmt, max: bool, a: u64, b: u64) -> u64 {
     }
 }
 
-/// setp/set comparison of two floats of format `f` (PTX ISA §9.7.3.1 Table: floating-point
+/// setp/set comparison of two floats of format `f` (PTX ISA: `setp`, floating-point
 /// comparison operators). Ordered operators are false when either operand is NaN, the `u`
 /// forms are true. `.ftz` flushes subnormal operands first.
 pub(crate) fn compare(cmp: Cmp, f: Fmt, ftz: bool, a: u64, b: u64) -> bool {

@@ -71,7 +71,7 @@ fn high(p: u128, signed: bool, w: u32) -> u64 {
     h & mask(w)
 }
 
-/// One integer operation of type `ty` (PTX ISA §9.7.1, §9.7.2). Float-only operations on
+/// One integer operation of type `ty` (PTX ISA: integer arithmetic and logic). Float-only operations on
 /// integer types give 0.
 pub(crate) fn arith(op: ArithOp, ty: Type, mods: Mods, a: u64, b: u64, c: u64) -> u64 {
     use ArithOp::*;
@@ -129,7 +129,7 @@ pub(crate) fn arith(op: ArithOp, ty: Type, mods: Mods, a: u64, b: u64, c: u64) -
     }
 }
 
-/// mul24/mad24 (PTX ISA §9.7.1.8-9): 24-bit operands (sign-extended for s32), 48-bit product;
+/// mul24/mad24 (PTX ISA: `mul24`, `mad24`): 24-bit operands (sign-extended for s32), 48-bit product;
 /// `.lo` keeps bits 0..32, `.hi` bits 16..48. `.sat` applies to `mad24.hi.s32`.
 fn mul24(op: ArithOp, signed: bool, sat: bool, a: u64, b: u64, c: u64) -> u64 {
     let ext = |v: u64| {
@@ -208,7 +208,7 @@ fn shr(signed: bool, w: u32, a: u64, b: u64) -> u64 {
     }
 }
 
-/// bfe (PTX ISA §9.7.1.23): `len` bits from `pos` (both taken mod 256), zero-extended for
+/// bfe (PTX ISA: `bfe`): `len` bits from `pos` (both taken mod 256), zero-extended for
 /// unsigned types and extended with the field's last in-range bit for signed ones.
 fn bfe(signed: bool, w: u32, a: u64, pos: u64, len: u64) -> u64 {
     let m = mask(w);
@@ -226,7 +226,7 @@ fn bfe(signed: bool, w: u32, a: u64, pos: u64, len: u64) -> u64 {
     }
 }
 
-/// bfi (PTX ISA §9.7.1.24): inserts the low `len` bits of `a` into `b` at `pos` (both mod 256);
+/// bfi (PTX ISA: `bfi`): inserts the low `len` bits of `a` into `b` at `pos` (both mod 256);
 /// bits past the msb are dropped.
 pub(crate) fn bfi(ty: Type, a: u64, b: u64, pos: u64, len: u64) -> u64 {
     let w = width(ty);
@@ -241,7 +241,7 @@ pub(crate) fn bfi(ty: Type, a: u64, b: u64, pos: u64, len: u64) -> u64 {
     (b & m & !field) | ((a << pos) & field)
 }
 
-/// prmt (PTX ISA §9.7.8.7): picks bytes of `{b, a}` (a = bytes 0-3, b = bytes 4-7).
+/// prmt (PTX ISA: `prmt`): picks bytes of `{b, a}` (a = bytes 0-3, b = bytes 4-7).
 pub(crate) fn prmt(mode: PrmtMode, a: u32, b: u32, c: u32) -> u32 {
     let src = (u64::from(b) << 32) | u64::from(a);
     let byte = |i: u32| ((src >> (8 * (i & 7))) & 0xFF) as u32;

@@ -1,4 +1,4 @@
-//! Pure per-lane instruction semantics of the PTX data instructions (PTX ISA 8.x, §9.7).
+//! Pure per-lane instruction semantics of the PTX data instructions (PTX ISA 8.x, chapter 9.7).
 //!
 //! **Value convention.** A register value is a `u64` holding the bits of its type in the low
 //! bits: an f32 is its IEEE bits in bits 0..32, f16/bf16 use 16 bits, f16x2/bf16x2 pack two
@@ -48,7 +48,7 @@ pub fn arith(op: ArithOp, ty: Type, mods: Mods, a: u64, b: u64, c: u64) -> u64 {
     }
 }
 
-/// `setp`/`set` comparison `a cmp b` of type `ty` (PTX ISA §9.7.3.1, §9.7.7.1).
+/// `setp`/`set` comparison `a cmp b` of type `ty` (PTX ISA: `setp`, `set`).
 pub fn compare(cmp: Cmp, ty: Type, ftz: bool, a: u64, b: u64) -> bool {
     if let Some((f, _)) = float::format(ty) {
         return float::compare(cmp, f, ftz, a, b);
@@ -95,7 +95,7 @@ pub fn set_value(dty: Type, result: bool) -> u64 {
     }
 }
 
-/// `cvt.dty.sty` of `a` with rounding, `.ftz` and `.sat` from `mods` (PTX ISA §9.7.9.21).
+/// `cvt.dty.sty` of `a` with rounding, `.ftz` and `.sat` from `mods` (PTX ISA: `cvt`).
 pub fn convert(dty: Type, sty: Type, mods: Mods, a: u64) -> u64 {
     convert::convert(dty, sty, mods, a)
 }
@@ -121,10 +121,13 @@ pub fn atomic(op: AtomOp, ty: Type, old: u64, b: u64, c: u64) -> u64 {
         }
         AtomOp::Exch => b,
         // atom.add.f32 rounds to nearest and flushes subnormals; f64, f16 and bf16 (.noftz)
-        // round to nearest without flushing (PTX ISA §9.7.12.5).
+        // round to nearest without flushing (PTX ISA: `atom`).
         AtomOp::Add => match float::format(ty) {
             Some((f, packed)) => {
-                let mods = Mods { ftz: ty == Type::F32, ..Mods::default() };
+                let mods = Mods {
+                    ftz: ty == Type::F32,
+                    ..Mods::default()
+                };
                 if packed {
                     float::arith_packed(ArithOp::Add, f, mods, old, b, 0)
                 } else {
@@ -133,7 +136,7 @@ pub fn atomic(op: AtomOp, ty: Type, old: u64, b: u64, c: u64) -> u64 {
             }
             None => old.wrapping_add(b) & m,
         },
-        // inc/dec are unsigned (PTX ISA §9.7.12.5).
+        // inc/dec are unsigned (PTX ISA: `atom`).
         AtomOp::Inc => {
             if old >= b {
                 0
@@ -149,7 +152,11 @@ pub fn atomic(op: AtomOp, ty: Type, old: u64, b: u64, c: u64) -> u64 {
             }
         }
         AtomOp::Min | AtomOp::Max => {
-            let op = if op == AtomOp::Min { ArithOp::Min } else { ArithOp::Max };
+            let op = if op == AtomOp::Min {
+                ArithOp::Min
+            } else {
+                ArithOp::Max
+            };
             arith(op, ty, Mods::default(), old, b, 0)
         }
     }

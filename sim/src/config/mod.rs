@@ -101,9 +101,18 @@ pub struct ConfigError {
 
 impl Config {
     /// Parse YAML text, apply `key=value` overrides in order, then validate.
-    pub fn from_yaml(source_name: &str, text: &str, overrides: &[(String, String)]) -> Result<Config, ConfigError> {
-        let err = |path: &str, message: String| ConfigError { source_name: source_name.to_string(), path: path.to_string(), message };
-        let mut value: serde_norway::Value = serde_norway::from_str(text).map_err(|e| err("(document)", e.to_string()))?;
+    pub fn from_yaml(
+        source_name: &str,
+        text: &str,
+        overrides: &[(String, String)],
+    ) -> Result<Config, ConfigError> {
+        let err = |path: &str, message: String| ConfigError {
+            source_name: source_name.to_string(),
+            path: path.to_string(),
+            message,
+        };
+        let mut value: serde_norway::Value =
+            serde_norway::from_str(text).map_err(|e| err("(document)", e.to_string()))?;
         for (k, v) in overrides {
             apply_override(&mut value, k, v).map_err(|m| err(k, m))?;
         }
@@ -116,7 +125,8 @@ impl Config {
     }
 
     pub fn tiny() -> Config {
-        Config::from_yaml("configs/tiny.yaml", TINY_YAML, &[]).expect("the embedded tiny config is valid")
+        Config::from_yaml("configs/tiny.yaml", TINY_YAML, &[])
+            .expect("the embedded tiny config is valid")
     }
 
     fn validate(&self) -> Result<(), (&'static str, String)> {
@@ -125,7 +135,10 @@ impl Config {
             return Err(("sm.count", "must be at least 1".into()));
         }
         if sm.warp_size == 0 || sm.warp_size > 64 {
-            return Err(("sm.warp_size", format!("must be between 1 and 64, got {}", sm.warp_size)));
+            return Err((
+                "sm.warp_size",
+                format!("must be between 1 and 64, got {}", sm.warp_size),
+            ));
         }
         if sm.schedulers == 0 {
             return Err(("sm.schedulers", "must be at least 1".into()));
@@ -152,16 +165,21 @@ mod tests {
 
     #[test]
     fn unknown_key_lists_valid_ones() {
-        let e = Config::from_yaml("t", TINY_YAML, &[("sm.wrap_size".into(), "4".into())]).unwrap_err();
+        let e =
+            Config::from_yaml("t", TINY_YAML, &[("sm.wrap_size".into(), "4".into())]).unwrap_err();
         assert!(e.to_string().contains("wrap_size"), "{e}");
         assert!(e.to_string().contains("warp_size"), "{e}");
     }
 
     #[test]
     fn bad_choice_lists_choices() {
-        let e = Config::from_yaml("t", TINY_YAML, &[("sm.scheduler".into(), "fifo".into())]).unwrap_err();
+        let e = Config::from_yaml("t", TINY_YAML, &[("sm.scheduler".into(), "fifo".into())])
+            .unwrap_err();
         assert!(e.to_string().contains("sm.scheduler"), "{e}");
-        assert!(e.to_string().contains("lrr") && e.to_string().contains("gto"), "{e}");
+        assert!(
+            e.to_string().contains("lrr") && e.to_string().contains("gto"),
+            "{e}"
+        );
     }
 
     #[test]

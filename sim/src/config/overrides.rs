@@ -7,7 +7,8 @@ use serde_norway::Value;
 /// is an error naming it; a missing leaf is created so that the typed pass can reject it with
 /// the list of valid keys.
 pub fn apply_override(root: &mut Value, path: &str, raw: &str) -> Result<(), String> {
-    let value: Value = serde_norway::from_str(raw).map_err(|e| format!("cannot parse value `{raw}`: {e}"))?;
+    let value: Value =
+        serde_norway::from_str(raw).map_err(|e| format!("cannot parse value `{raw}`: {e}"))?;
     let parts: Vec<&str> = path.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(format!("malformed key `{path}`"));
@@ -23,8 +24,14 @@ pub fn apply_override(root: &mut Value, path: &str, raw: &str) -> Result<(), Str
             return Ok(());
         }
         if !map.contains_key(&key) {
-            let valid: Vec<String> = map.keys().filter_map(|k| k.as_str().map(str::to_string)).collect();
-            return Err(format!("unknown section `{part}`; valid keys here: {}", valid.join(", ")));
+            let valid: Vec<String> = map
+                .keys()
+                .filter_map(|k| k.as_str().map(str::to_string))
+                .collect();
+            return Err(format!(
+                "unknown section `{part}`; valid keys here: {}",
+                valid.join(", ")
+            ));
         }
         node = map.get_mut(&key).unwrap();
     }

@@ -49,7 +49,12 @@ pub struct Arrival {
 
 impl Cta {
     /// Register one warp's arrival. Errors describe inconsistent use (Habermaier `prepBar` ⊥).
-    pub fn arrive(&mut self, a: Arrival, warp_size: u32, hardware_exit_rule: bool) -> Result<Option<Release>, String> {
+    pub fn arrive(
+        &mut self,
+        a: Arrival,
+        warp_size: u32,
+        hardware_exit_rule: bool,
+    ) -> Result<Option<Release>, String> {
         let live = self.n_warps - self.completed_warps;
         let bar = self.barriers[a.barid].get_or_insert_with(|| Barrier {
             count: a.count,
@@ -62,10 +67,16 @@ impl Cta {
             waiters: Vec::new(),
         });
         if bar.count != a.count {
-            return Err(format!("barrier {} used with thread counts {:?} and {:?}", a.barid, bar.count, a.count));
+            return Err(format!(
+                "barrier {} used with thread counts {:?} and {:?}",
+                a.barid, bar.count, a.count
+            ));
         }
         if bar.red != a.red {
-            return Err(format!("barrier {} mixes bar.red with another barrier operation", a.barid));
+            return Err(format!(
+                "barrier {} mixes bar.red with another barrier operation",
+                a.barid
+            ));
         }
         bar.arrived += warp_size;
         let (lanes, trues) = a.preds;
@@ -79,7 +90,12 @@ impl Cta {
     }
 
     /// Complete the barrier if enough threads have arrived.
-    pub fn try_complete(&mut self, barid: usize, warp_size: u32, hardware_exit_rule: bool) -> Option<Release> {
+    pub fn try_complete(
+        &mut self,
+        barid: usize,
+        warp_size: u32,
+        hardware_exit_rule: bool,
+    ) -> Option<Release> {
         let live = self.n_warps - self.completed_warps;
         let bar = self.barriers[barid].as_ref()?;
         let expected = match (bar.count, hardware_exit_rule) {
@@ -97,6 +113,12 @@ impl Cta {
             Some(BarRed::Or) => bar.any as u64,
             None => 0,
         };
-        Some(Release { warps: bar.waiters.into_iter().map(|(w, d)| (w, d.map(|(r, m)| (r, m, value)))).collect() })
+        Some(Release {
+            warps: bar
+                .waiters
+                .into_iter()
+                .map(|(w, d)| (w, d.map(|(r, m)| (r, m, value))))
+                .collect(),
+        })
     }
 }

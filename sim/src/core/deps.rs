@@ -63,7 +63,9 @@ pub fn deps_of(inst: &Inst) -> Deps {
             d.op(a);
             rs.as_slice().iter().for_each(|r| d.write(*r));
         }
-        Op::Arith { d: r, a, b, c, op, .. } => {
+        Op::Arith {
+            d: r, a, b, c, op, ..
+        } => {
             for (i, x) in [a, b, c].into_iter().enumerate() {
                 if i < op.arity() {
                     d.op(x);
@@ -71,7 +73,16 @@ pub fn deps_of(inst: &Inst) -> Deps {
             }
             d.write(*r);
         }
-        Op::Carry { cc, cc_in, cc_out, d: r, a, b, c, .. } => {
+        Op::Carry {
+            cc,
+            cc_in,
+            cc_out,
+            d: r,
+            a,
+            b,
+            c,
+            ..
+        } => {
             [a, b, c].into_iter().for_each(|x| d.op(x));
             if *cc_in {
                 d.read(*cc);
@@ -89,11 +100,20 @@ pub fn deps_of(inst: &Inst) -> Deps {
             [a, b, c].into_iter().for_each(|x| d.op(x));
             d.write(*r);
         }
-        Op::Bfi { d: r, a, b, pos, len, .. } => {
+        Op::Bfi {
+            d: r,
+            a,
+            b,
+            pos,
+            len,
+            ..
+        } => {
             [a, b, pos, len].into_iter().for_each(|x| d.op(x));
             d.write(*r);
         }
-        Op::Setp { p, q, a, b, comb, .. } => {
+        Op::Setp {
+            p, q, a, b, comb, ..
+        } => {
             d.op(a);
             d.op(b);
             if let Some((_, c)) = comb {
@@ -104,7 +124,9 @@ pub fn deps_of(inst: &Inst) -> Deps {
                 d.write(*q);
             }
         }
-        Op::Set { d: r, a, b, comb, .. } => {
+        Op::Set {
+            d: r, a, b, comb, ..
+        } => {
             d.op(a);
             d.op(b);
             if let Some((_, c)) = comb {
@@ -124,7 +146,9 @@ pub fn deps_of(inst: &Inst) -> Deps {
             d.addr(addr);
             src.as_slice().iter().for_each(|x| d.op(x));
         }
-        Op::Atom { d: r, addr, b, c, .. } => {
+        Op::Atom {
+            d: r, addr, b, c, ..
+        } => {
             d.addr(addr);
             d.op(b);
             if let Some(c) = c {
@@ -145,7 +169,15 @@ pub fn deps_of(inst: &Inst) -> Deps {
             }
         }
         Op::WarpSync { mask } => d.op(mask),
-        Op::Shfl { d: r, p, a, b, c, mask, .. } => {
+        Op::Shfl {
+            d: r,
+            p,
+            a,
+            b,
+            c,
+            mask,
+            ..
+        } => {
             [a, b, c, mask].into_iter().for_each(|x| d.op(x));
             d.write(*r);
             if let Some(p) = p {
@@ -157,7 +189,9 @@ pub fn deps_of(inst: &Inst) -> Deps {
             d.op(mask);
             d.write(*r);
         }
-        Op::Match { d: r, p, a, mask, .. } => {
+        Op::Match {
+            d: r, p, a, mask, ..
+        } => {
             d.op(a);
             d.op(mask);
             d.write(*r);

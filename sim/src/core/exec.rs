@@ -127,7 +127,9 @@ impl<'a> ExecEnv<'a> {
             SpecialReg::LanemaskGt => !below(lane + 1) & 0xFFFF_FFFF,
             SpecialReg::LanemaskGe => !below(lane) & 0xFFFF_FFFF,
             SpecialReg::DynamicSmemSize => self.geom.dynamic_shared as u64,
-            SpecialReg::TotalSmemSize => (self.geom.static_shared + self.geom.dynamic_shared) as u64,
+            SpecialReg::TotalSmemSize => {
+                (self.geom.static_shared + self.geom.dynamic_shared) as u64
+            }
         }
     }
 
@@ -181,17 +183,56 @@ impl<'a> ExecEnv<'a> {
         }
     }
 
-    fn load(&mut self, w: &mut Warp, inst: &Inst, lane: usize, space: Space, addr: u64, size: u32) -> Result<u64, Fault> {
+    fn load(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        lane: usize,
+        space: Space,
+        addr: u64,
+        size: u32,
+    ) -> Result<u64, Fault> {
         let n = size as u64;
         if addr % n != 0 {
-            return Err(self.fault(w, inst, lane, FaultKind::Misaligned, format!("misaligned {size}-byte {} load at address {addr:#x}", space.name())));
+            return Err(self.fault(
+                w,
+                inst,
+                lane,
+                FaultKind::Misaligned,
+                format!(
+                    "misaligned {size}-byte {} load at address {addr:#x}",
+                    space.name()
+                ),
+            ));
         }
-        let oob = |env: &Self, w: &Warp| env.fault(w, inst, lane, FaultKind::OutOfBounds, format!("out-of-bounds {size}-byte {} load at address {addr:#x}", space.name()));
+        let oob = |env: &Self, w: &Warp| {
+            env.fault(
+                w,
+                inst,
+                lane,
+                FaultKind::OutOfBounds,
+                format!(
+                    "out-of-bounds {size}-byte {} load at address {addr:#x}",
+                    space.name()
+                ),
+            )
+        };
         let bytes: &[u8] = match space {
-            Space::Global | Space::Generic => self.global.bytes(addr, n).ok_or_else(|| oob(self, w))?,
-            Space::Shared => self.shared.get(addr as usize..(addr + n) as usize).ok_or_else(|| oob(self, w))?,
-            Space::Const => self.consts.get(addr as usize..(addr + n) as usize).ok_or_else(|| oob(self, w))?,
-            Space::Param => self.params.get(addr as usize..(addr + n) as usize).ok_or_else(|| oob(self, w))?,
+            Space::Global | Space::Generic => {
+                self.global.bytes(addr, n).ok_or_else(|| oob(self, w))?
+            }
+            Space::Shared => self
+                .shared
+                .get(addr as usize..(addr + n) as usize)
+                .ok_or_else(|| oob(self, w))?,
+            Space::Const => self
+                .consts
+                .get(addr as usize..(addr + n) as usize)
+                .ok_or_else(|| oob(self, w))?,
+            Space::Param => self
+                .params
+                .get(addr as usize..(addr + n) as usize)
+                .ok_or_else(|| oob(self, w))?,
             Space::Local => {
                 if addr + n > self.local_limit as u64 {
                     return Err(oob(self, w));
@@ -206,18 +247,49 @@ impl<'a> ExecEnv<'a> {
         Ok(load_le(bytes))
     }
 
-    fn store(&mut self, w: &mut Warp, inst: &Inst, lane: usize, space: Space, addr: u64, size: u32, v: u64) -> Result<(), Fault> {
+    fn store(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        lane: usize,
+        space: Space,
+        addr: u64,
+        size: u32,
+        v: u64,
+    ) -> Result<(), Fault> {
         let n = size as u64;
         if addr % n != 0 {
-            return Err(self.fault(w, inst, lane, FaultKind::Misaligned, format!("misaligned {size}-byte {} store at address {addr:#x}", space.name())));
+            return Err(self.fault(
+                w,
+                inst,
+                lane,
+                FaultKind::Misaligned,
+                format!(
+                    "misaligned {size}-byte {} store at address {addr:#x}",
+                    space.name()
+                ),
+            ));
         }
-        let oob = |env: &Self, w: &Warp| env.fault(w, inst, lane, FaultKind::OutOfBounds, format!("out-of-bounds {size}-byte {} store at address {addr:#x}", space.name()));
+        let oob = |env: &Self, w: &Warp| {
+            env.fault(
+                w,
+                inst,
+                lane,
+                FaultKind::OutOfBounds,
+                format!(
+                    "out-of-bounds {size}-byte {} store at address {addr:#x}",
+                    space.name()
+                ),
+            )
+        };
         let slot: &mut [u8] = match space {
             Space::Global | Space::Generic => {
                 if self.global.bytes(addr, n).is_none() {
                     return Err(oob(self, w));
                 }
-                self.global.bytes_mut(addr, n).expect("bounds checked above")
+                self.global
+                    .bytes_mut(addr, n)
+                    .expect("bounds checked above")
             }
             Space::Shared => {
                 let len = self.shared.len();
@@ -242,7 +314,13 @@ impl<'a> ExecEnv<'a> {
                 return Ok(());
             }
             Space::Const | Space::Param => {
-                return Err(self.fault(w, inst, lane, FaultKind::OutOfBounds, format!("store to read-only {} space at {addr:#x}", space.name())));
+                return Err(self.fault(
+                    w,
+                    inst,
+                    lane,
+                    FaultKind::OutOfBounds,
+                    format!("store to read-only {} space at {addr:#x}", space.name()),
+                ));
             }
         };
         if load_le(slot) != v & mask_bytes(size) {
@@ -257,10 +335,18 @@ impl<'a> ExecEnv<'a> {
         let active = w.simt.active_mask();
         let exec = match inst.guard {
             None => active,
-            Some(g) => lanes(active).filter(|&l| ((w.read(g.reg.0, l) & 1) == 1) != g.negated).fold(0, |m, l| m | 1 << l),
+            Some(g) => lanes(active)
+                .filter(|&l| ((w.read(g.reg.0, l) & 1) == 1) != g.negated)
+                .fold(0, |m, l| m | 1 << l),
         };
         let frame_depth = w.frames.len() as u32;
-        let mut out = Executed { flow: Flow::Next, frame_depth, bar: None, backedge: false, lanes: exec };
+        let mut out = Executed {
+            flow: Flow::Next,
+            frame_depth,
+            bar: None,
+            backedge: false,
+            lanes: exec,
+        };
         let pc = w.pc();
         match &inst.op {
             Op::Mov { d, a, ty } => {
@@ -275,7 +361,12 @@ impl<'a> ExecEnv<'a> {
                 for l in lanes(exec) {
                     let mut v = 0u64;
                     for (i, p) in parts.as_slice().iter().enumerate() {
-                        let part = self.val(w, p, l) & if bits >= 64 { u64::MAX } else { (1 << bits) - 1 };
+                        let part = self.val(w, p, l)
+                            & if bits >= 64 {
+                                u64::MAX
+                            } else {
+                                (1 << bits) - 1
+                            };
                         v |= part << (bits * i as u32);
                     }
                     w.write(d.0, l, v);
@@ -287,21 +378,51 @@ impl<'a> ExecEnv<'a> {
                 for l in lanes(exec) {
                     let v = self.val(w, a, l);
                     for (i, r) in d.as_slice().iter().enumerate() {
-                        let part = (v >> (bits * i as u32)) & if bits >= 64 { u64::MAX } else { (1 << bits) - 1 };
+                        let part = (v >> (bits * i as u32))
+                            & if bits >= 64 {
+                                u64::MAX
+                            } else {
+                                (1 << bits) - 1
+                            };
                         w.write(r.0, l, part);
                     }
                 }
             }
-            Op::Arith { op, ty, mods, d, a, b, c } => {
+            Op::Arith {
+                op,
+                ty,
+                mods,
+                d,
+                a,
+                b,
+                c,
+            } => {
                 for l in lanes(exec) {
                     let (x, y, z) = (self.val(w, a, l), self.val(w, b, l), self.val(w, c, l));
                     w.write(d.0, l, sem::arith(*op, *ty, *mods, x, y, z));
                 }
             }
-            Op::Carry { op, ty, cc_in, cc_out, cc, d, a, b, c } => {
+            Op::Carry {
+                op,
+                ty,
+                cc_in,
+                cc_out,
+                cc,
+                d,
+                a,
+                b,
+                c,
+            } => {
                 for l in lanes(exec) {
                     let ci = if *cc_in { w.read(cc.0, l) & 1 } else { 0 };
-                    let (r, co) = sem::carry_op(*op, *ty, self.val(w, a, l), self.val(w, b, l), self.val(w, c, l), ci);
+                    let (r, co) = sem::carry_op(
+                        *op,
+                        *ty,
+                        self.val(w, a, l),
+                        self.val(w, b, l),
+                        self.val(w, c, l),
+                        ci,
+                    );
                     w.write(d.0, l, r);
                     if *cc_out {
                         w.write(cc.0, l, co);
@@ -314,19 +435,54 @@ impl<'a> ExecEnv<'a> {
                     w.write(d.0, l, v);
                 }
             }
-            Op::Shf { left, clamp, d, a, b, c } => {
+            Op::Shf {
+                left,
+                clamp,
+                d,
+                a,
+                b,
+                c,
+            } => {
                 for l in lanes(exec) {
-                    let v = sem::shf(*left, *clamp, self.val(w, a, l), self.val(w, b, l), self.val(w, c, l));
+                    let v = sem::shf(
+                        *left,
+                        *clamp,
+                        self.val(w, a, l),
+                        self.val(w, b, l),
+                        self.val(w, c, l),
+                    );
                     w.write(d.0, l, v);
                 }
             }
-            Op::Bfi { ty, d, a, b, pos, len } => {
+            Op::Bfi {
+                ty,
+                d,
+                a,
+                b,
+                pos,
+                len,
+            } => {
                 for l in lanes(exec) {
-                    let v = sem::bfi(*ty, self.val(w, a, l), self.val(w, b, l), self.val(w, pos, l), self.val(w, len, l));
+                    let v = sem::bfi(
+                        *ty,
+                        self.val(w, a, l),
+                        self.val(w, b, l),
+                        self.val(w, pos, l),
+                        self.val(w, len, l),
+                    );
                     w.write(d.0, l, v);
                 }
             }
-            Op::Setp { cmp, ty, ftz, p, q, a, b, comb } => {
+            Op::Setp {
+                cmp,
+                ty,
+                ftz,
+                p,
+                q,
+                a,
+                b,
+                comb,
+            } => {
                 for l in lanes(exec) {
                     let t = sem::compare(*cmp, *ty, *ftz, self.val(w, a, l), self.val(w, b, l));
                     let (r1, r2) = match comb {
@@ -342,9 +498,19 @@ impl<'a> ExecEnv<'a> {
                     }
                 }
             }
-            Op::Set { cmp, dty, sty, ftz, d, a, b, comb } => {
+            Op::Set {
+                cmp,
+                dty,
+                sty,
+                ftz,
+                d,
+                a,
+                b,
+                comb,
+            } => {
                 for l in lanes(exec) {
-                    let mut t = sem::compare(*cmp, *sty, *ftz, self.val(w, a, l), self.val(w, b, l));
+                    let mut t =
+                        sem::compare(*cmp, *sty, *ftz, self.val(w, a, l), self.val(w, b, l));
                     if let Some((op, c)) = comb {
                         t = sem::combine(*op, t, self.val(w, c, l) & 1 == 1);
                     }
@@ -353,17 +519,42 @@ impl<'a> ExecEnv<'a> {
             }
             Op::Selp { ty, d, a, b, c } => {
                 for l in lanes(exec) {
-                    let v = if self.val(w, c, l) & 1 == 1 { self.val(w, a, l) } else { self.val(w, b, l) };
+                    let v = if self.val(w, c, l) & 1 == 1 {
+                        self.val(w, a, l)
+                    } else {
+                        self.val(w, b, l)
+                    };
                     w.write(d.0, l, v & ty.mask());
                 }
             }
-            Op::Slct { dty, cty, ftz, d, a, b, c } => {
+            Op::Slct {
+                dty,
+                cty,
+                ftz,
+                d,
+                a,
+                b,
+                c,
+            } => {
                 for l in lanes(exec) {
-                    let v = sem::slct(*dty, *cty, *ftz, self.val(w, a, l), self.val(w, b, l), self.val(w, c, l));
+                    let v = sem::slct(
+                        *dty,
+                        *cty,
+                        *ftz,
+                        self.val(w, a, l),
+                        self.val(w, b, l),
+                        self.val(w, c, l),
+                    );
                     w.write(d.0, l, v);
                 }
             }
-            Op::Cvt { dty, sty, mods, d, a } => {
+            Op::Cvt {
+                dty,
+                sty,
+                mods,
+                d,
+                a,
+            } => {
                 let dst_ty = self.prog.module.function(w.func()).regs[d.0 as usize].ty;
                 for l in lanes(exec) {
                     let mut v = sem::convert(*dty, *sty, *mods, self.val(w, a, l));
@@ -374,36 +565,82 @@ impl<'a> ExecEnv<'a> {
                     w.write(d.0, l, v);
                 }
             }
-            Op::Cvta { to_space, space, ty, d, a } => {
+            Op::Cvta {
+                to_space,
+                space,
+                ty,
+                d,
+                a,
+            } => {
                 let base = mem::window_base(*space);
                 for l in lanes(exec) {
                     let v = self.val(w, a, l);
-                    let r = if *to_space { v.wrapping_sub(base) } else { v.wrapping_add(base) };
+                    let r = if *to_space {
+                        v.wrapping_sub(base)
+                    } else {
+                        v.wrapping_add(base)
+                    };
                     w.write(d.0, l, r & ty.mask());
                 }
             }
-            Op::Ld { space, ty, d, addr, .. } => self.exec_ld(w, inst, exec, *space, *ty, d, addr)?,
-            Op::St { space, ty, addr, src, .. } => {
+            Op::Ld {
+                space, ty, d, addr, ..
+            } => self.exec_ld(w, inst, exec, *space, *ty, d, addr)?,
+            Op::St {
+                space,
+                ty,
+                addr,
+                src,
+                ..
+            } => {
                 let size = ty.size();
                 for l in lanes(exec) {
                     let (sp, base) = self.effective(w, *space, addr, l);
                     if base % (size as u64 * src.len as u64) != 0 {
-                        return Err(self.fault(w, inst, l, FaultKind::Misaligned, format!("misaligned vector store at {base:#x}")));
+                        return Err(self.fault(
+                            w,
+                            inst,
+                            l,
+                            FaultKind::Misaligned,
+                            format!("misaligned vector store at {base:#x}"),
+                        ));
                     }
                     for (i, s) in src.as_slice().iter().enumerate() {
                         let v = self.val(w, s, l);
-                        self.store(w, inst, l, sp, base + (i as u64) * size as u64, size, v & mask_bytes(size))?;
+                        self.store(
+                            w,
+                            inst,
+                            l,
+                            sp,
+                            base + (i as u64) * size as u64,
+                            size,
+                            v & mask_bytes(size),
+                        )?;
                     }
                 }
             }
-            Op::Atom { space, op, ty, d, addr, b, c } => {
+            Op::Atom {
+                space,
+                op,
+                ty,
+                d,
+                addr,
+                b,
+                c,
+            } => {
                 let size = ty.size();
                 // Lanes of one warp are serialised in lane order: a valid refinement of the
                 // formal model, which allows any order (§2.7).
                 for l in lanes(exec) {
                     let (sp, a) = self.effective(w, *space, addr, l);
                     if !matches!(sp, Space::Global | Space::Shared) {
-                        return Err(self.fault(w, inst, l, FaultKind::OutOfBounds, format!("atomic on {} space at {a:#x}", sp.name())));
+                        return Err(self.fault(
+                            w,
+                            inst,
+                            l,
+                            FaultKind::OutOfBounds,
+                            format!("atomic on {} space at {a:#x}", sp.name()),
+                        ));
                     }
                     let old = self.load(w, inst, l, sp, a, size)?;
                     let bv = self.val(w, b, l);
@@ -415,12 +652,24 @@ impl<'a> ExecEnv<'a> {
                     }
                 }
             }
-            Op::Bar { kind, id, count, red, .. } => {
+            Op::Bar {
+                kind,
+                id,
+                count,
+                red,
+                ..
+            } => {
                 if exec != 0 {
                     let l0 = exec.trailing_zeros() as usize;
                     let barid = self.val(w, id, l0);
                     if barid >= 16 {
-                        return Err(self.fault(w, inst, l0, FaultKind::BarrierDivergence, format!("barrier id {barid} out of range 0..15")));
+                        return Err(self.fault(
+                            w,
+                            inst,
+                            l0,
+                            FaultKind::BarrierDivergence,
+                            format!("barrier id {barid} out of range 0..15"),
+                        ));
                     }
                     let count = count.map(|c| self.val(w, &c, l0) as u32);
                     let mut trues = 0;
@@ -438,7 +687,14 @@ impl<'a> ExecEnv<'a> {
                     };
                     // Divergence is about control flow (the active mask), not guards: a guarded-off lane of a
                     // converged warp is counted with its warp (Habermaier §5.5 updArrCnt).
-                    out.bar = Some(BarOp { kind: *kind, barid: barid as usize, count, red, preds: (exec, trues), divergent: active != live });
+                    out.bar = Some(BarOp {
+                        kind: *kind,
+                        barid: barid as usize,
+                        count,
+                        red,
+                        preds: (exec, trues),
+                        divergent: active != live,
+                    });
                 }
             }
             Op::WarpSync { mask } => {
@@ -451,7 +707,15 @@ impl<'a> ExecEnv<'a> {
                 }
             }
             Op::Fence { .. } | Op::Nop => {}
-            Op::Shfl { mode, d, p, a, b, c, .. } => self.exec_shfl(w, exec, *mode, *d, *p, a, b, c),
+            Op::Shfl {
+                mode,
+                d,
+                p,
+                a,
+                b,
+                c,
+                ..
+            } => self.exec_shfl(w, exec, *mode, *d, *p, a, b, c),
             Op::Vote { mode, d, a, .. } => {
                 let mut trues = 0u64;
                 for l in lanes(exec) {
@@ -470,12 +734,19 @@ impl<'a> ExecEnv<'a> {
                     w.write(d.0, l, v);
                 }
             }
-            Op::Match { mode, ty, d, p, a, .. } => {
-                let vals: Vec<(usize, u64)> = lanes(exec).map(|l| (l, self.val(w, a, l) & ty.mask())).collect();
+            Op::Match {
+                mode, ty, d, p, a, ..
+            } => {
+                let vals: Vec<(usize, u64)> = lanes(exec)
+                    .map(|l| (l, self.val(w, a, l) & ty.mask()))
+                    .collect();
                 let all_eq = vals.windows(2).all(|x| x[0].1 == x[1].1);
                 for &(l, v) in &vals {
                     let r = match mode {
-                        MatchMode::Any => vals.iter().filter(|x| x.1 == v).fold(0u64, |m, x| m | 1 << x.0),
+                        MatchMode::Any => vals
+                            .iter()
+                            .filter(|x| x.1 == v)
+                            .fold(0u64, |m, x| m | 1 << x.0),
                         MatchMode::All => {
                             if all_eq {
                                 exec
@@ -497,7 +768,11 @@ impl<'a> ExecEnv<'a> {
             }
             Op::Bra { target, .. } => {
                 if exec != 0 {
-                    out.flow = Flow::Jump { target: *target, taken: exec, is_call: false };
+                    out.flow = Flow::Jump {
+                        target: *target,
+                        taken: exec,
+                        is_call: false,
+                    };
                     out.backedge = *target <= pc;
                 }
             }
@@ -506,7 +781,13 @@ impl<'a> ExecEnv<'a> {
                 for l in lanes(exec) {
                     let i = self.val(w, index, l) as usize;
                     let Some(&t) = targets.get(i) else {
-                        return Err(self.fault(w, inst, l, FaultKind::OutOfBounds, format!("brx.idx index {i} outside its table of {}", targets.len())));
+                        return Err(self.fault(
+                            w,
+                            inst,
+                            l,
+                            FaultKind::OutOfBounds,
+                            format!("brx.idx index {i} outside its table of {}", targets.len()),
+                        ));
                     };
                     match groups.iter_mut().find(|g| g.0 == t) {
                         Some(g) => g.1 |= 1 << l,
@@ -517,11 +798,20 @@ impl<'a> ExecEnv<'a> {
                 out.backedge = groups.iter().any(|g| g.0 <= pc);
                 out.flow = match groups.len() {
                     0 => Flow::Next,
-                    1 => Flow::Jump { target: groups[0].0, taken: groups[0].1, is_call: false },
-                    _ => Flow::Multi { groups, is_call: false },
+                    1 => Flow::Jump {
+                        target: groups[0].0,
+                        taken: groups[0].1,
+                        is_call: false,
+                    },
+                    _ => Flow::Multi {
+                        groups,
+                        is_call: false,
+                    },
                 };
             }
-            Op::Call { callee, rets, args, .. } => {
+            Op::Call {
+                callee, rets, args, ..
+            } => {
                 if exec != 0 {
                     out.flow = self.exec_call(w, inst, exec, callee, rets, args)?;
                 }
@@ -573,13 +863,32 @@ impl<'a> ExecEnv<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn exec_ld(&mut self, w: &mut Warp, inst: &Inst, exec: Mask, space: Space, ty: Type, d: &RegVec, addr: &Address) -> Result<(), Fault> {
+    fn exec_ld(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+        space: Space,
+        ty: Type,
+        d: &RegVec,
+        addr: &Address,
+    ) -> Result<(), Fault> {
         let size = ty.size();
         let f = self.prog.module.function(w.func());
         for l in lanes(exec) {
             let (sp, base) = self.effective(w, space, addr, l);
             if base % (size as u64 * d.len as u64) != 0 {
-                return Err(self.fault(w, inst, l, FaultKind::Misaligned, format!("misaligned {}-byte vector {} load at {base:#x}", size * d.len as u32, sp.name())));
+                return Err(self.fault(
+                    w,
+                    inst,
+                    l,
+                    FaultKind::Misaligned,
+                    format!(
+                        "misaligned {}-byte vector {} load at {base:#x}",
+                        size * d.len as u32,
+                        sp.name()
+                    ),
+                ));
             }
             for (i, r) in d.as_slice().iter().enumerate() {
                 let mut v = self.load(w, inst, l, sp, base + (i as u64) * size as u64, size)?;
@@ -594,10 +903,22 @@ impl<'a> ExecEnv<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn exec_shfl(&self, w: &mut Warp, exec: Mask, mode: ShflMode, d: RegId, p: Option<RegId>, a: &Operand, b: &Operand, c: &Operand) {
+    fn exec_shfl(
+        &self,
+        w: &mut Warp,
+        exec: Mask,
+        mode: ShflMode,
+        d: RegId,
+        p: Option<RegId>,
+        a: &Operand,
+        b: &Operand,
+        c: &Operand,
+    ) {
         // PTX ISA shfl.sync pseudocode: c packs the clamp (bits 0..4) and segment mask (8..12).
         let ws = w.warp_size as u64;
-        let src: Vec<u64> = (0..w.warp_size as usize).map(|l| self.val(w, a, l)).collect();
+        let src: Vec<u64> = (0..w.warp_size as usize)
+            .map(|l| self.val(w, a, l))
+            .collect();
         let mut results = Vec::with_capacity(exec.count_ones() as usize);
         for l in lanes(exec) {
             let bv = self.val(w, b, l) & 0x1f;
@@ -637,15 +958,41 @@ impl<'a> ExecEnv<'a> {
         }
     }
 
-    fn exec_call(&mut self, w: &mut Warp, inst: &Inst, exec: Mask, callee: &Callee, rets: &[SymbolId], args: &[Operand]) -> Result<Flow, Fault> {
+    fn exec_call(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+        callee: &Callee,
+        rets: &[SymbolId],
+        args: &[Operand],
+    ) -> Result<Flow, Fault> {
         let (target_fn, taken, flow) = match callee {
-            Callee::Direct(f) => (*f, exec, Flow::Jump { target: 0, taken: exec, is_call: true }),
+            Callee::Direct(f) => (
+                *f,
+                exec,
+                Flow::Jump {
+                    target: 0,
+                    taken: exec,
+                    is_call: true,
+                },
+            ),
             Callee::Indirect { reg, .. } => {
                 let mut groups: Vec<(u32, Mask)> = Vec::new();
                 for l in lanes(exec) {
                     let f = w.read(reg.0, l) as u32;
-                    if f as usize >= self.prog.module.functions.len() || self.prog.module.functions[f as usize].body.is_empty() {
-                        return Err(self.fault(w, inst, l, FaultKind::OutOfBounds, format!("indirect call to {f:#x}, which is not a function of this module")));
+                    if f as usize >= self.prog.module.functions.len()
+                        || self.prog.module.functions[f as usize].body.is_empty()
+                    {
+                        return Err(self.fault(
+                            w,
+                            inst,
+                            l,
+                            FaultKind::OutOfBounds,
+                            format!(
+                                "indirect call to {f:#x}, which is not a function of this module"
+                            ),
+                        ));
                     }
                     match groups.iter_mut().find(|g| g.0 == f) {
                         Some(g) => g.1 |= 1 << l,
@@ -655,9 +1002,16 @@ impl<'a> ExecEnv<'a> {
                 groups.sort_by_key(|g| g.0);
                 let (f, m) = groups[0];
                 let flow = if groups.len() == 1 {
-                    Flow::Jump { target: 0, taken: m, is_call: true }
+                    Flow::Jump {
+                        target: 0,
+                        taken: m,
+                        is_call: true,
+                    }
                 } else {
-                    Flow::Multi { groups: vec![(0, m)], is_call: true }
+                    Flow::Multi {
+                        groups: vec![(0, m)],
+                        is_call: true,
+                    }
                 };
                 (FuncId(f), m, flow)
             }
@@ -666,7 +1020,20 @@ impl<'a> ExecEnv<'a> {
         let callee_f = self.prog.module.function(target_fn);
         if callee_f.params.len() != args.len() || callee_f.rets.len() != rets.len() {
             let l = taken.trailing_zeros() as usize;
-            return Err(self.fault(w, inst, l, FaultKind::Control, format!("call of `{}` with {} arguments and {} results; it takes {} and {}", callee_f.name, args.len(), rets.len(), callee_f.params.len(), callee_f.rets.len())));
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::Control,
+                format!(
+                    "call of `{}` with {} arguments and {} results; it takes {} and {}",
+                    callee_f.name,
+                    args.len(),
+                    rets.len(),
+                    callee_f.params.len(),
+                    callee_f.rets.len()
+                ),
+            ));
         }
         let caller_base = w.frame().local_base as u64;
         let (caller_regs, caller_bytes) = (caller.regs.len() as u32, caller.frame_bytes);
@@ -679,18 +1046,33 @@ impl<'a> ExecEnv<'a> {
                 let bytes: Vec<u8> = match a {
                     Operand::Symbol(s) if matches!(self.prog.locs[s.0 as usize], Loc::Frame(_)) => {
                         let src = caller_base + self.prog.module.symbol(*s).offset;
-                        (0..size).map(|i| w.local[l].get((src + i) as usize).copied().unwrap_or(0)).collect()
+                        (0..size)
+                            .map(|i| w.local[l].get((src + i) as usize).copied().unwrap_or(0))
+                            .collect()
                     }
                     other => self.val(w, other, l).to_le_bytes()[..size.min(8) as usize].to_vec(),
                 };
                 self.write_local(w, inst, l, dst, &bytes)?;
             }
         }
-        w.push_frame(target_fn, callee_f.regs.len() as u32, caller_regs, caller_bytes, rets.to_vec());
+        w.push_frame(
+            target_fn,
+            callee_f.regs.len() as u32,
+            caller_regs,
+            caller_bytes,
+            rets.to_vec(),
+        );
         Ok(flow)
     }
 
-    fn write_local(&self, w: &mut Warp, inst: &Inst, lane: usize, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
+    fn write_local(
+        &self,
+        w: &mut Warp,
+        inst: &Inst,
+        lane: usize,
+        addr: u64,
+        bytes: &[u8],
+    ) -> Result<(), Fault> {
         let end = addr + bytes.len() as u64;
         if end > self.local_limit as u64 {
             return Err(self.fault(w, inst, lane, FaultKind::OutOfBounds, format!("local memory exhausted (frame at {addr:#x}; sm.local_bytes_per_thread is {}): recursion too deep?", self.local_limit)));
@@ -707,7 +1089,10 @@ impl<'a> ExecEnv<'a> {
     fn copy_returns(&self, w: &mut Warp, exec: Mask) {
         let f = self.prog.module.function(w.func());
         let n = w.frames.len();
-        let (callee_base, dsts) = (w.frames[n - 1].local_base as u64, w.frames[n - 1].ret_dst.clone());
+        let (callee_base, dsts) = (
+            w.frames[n - 1].local_base as u64,
+            w.frames[n - 1].ret_dst.clone(),
+        );
         let caller_base = w.frames[n - 2].local_base as u64;
         for (p, dst) in f.rets.iter().zip(dsts) {
             let src = callee_base + self.prog.module.symbol(p.symbol).offset;

@@ -45,7 +45,11 @@ pub struct Fault {
 
 impl Fault {
     pub fn new(kind: FaultKind, message: impl Into<String>) -> Fault {
-        Fault { kind, message: message.into(), details: Vec::new() }
+        Fault {
+            kind,
+            message: message.into(),
+            details: Vec::new(),
+        }
     }
 }
 

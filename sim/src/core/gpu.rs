@@ -23,7 +23,13 @@ pub struct LaunchSpec {
 }
 
 /// Run one kernel launch to completion (or fault) on a fresh set of SMs.
-pub fn run_launch(prog: &Program, cfg: &Config, global: &mut GlobalMemory, consts: &[u8], spec: &LaunchSpec) -> Result<KernelStats, Fault> {
+pub fn run_launch(
+    prog: &Program,
+    cfg: &Config,
+    global: &mut GlobalMemory,
+    consts: &[u8],
+    spec: &LaunchSpec,
+) -> Result<KernelStats, Fault> {
     let entry = prog.module.function(spec.entry);
     let ws = cfg.sm.warp_size;
     let threads = spec.block.iter().product::<u32>();
@@ -31,9 +37,21 @@ pub fn run_launch(prog: &Program, cfg: &Config, global: &mut GlobalMemory, const
     let regs = prog.funcs[spec.entry.0 as usize].regs_per_thread * n_warps * ws;
     let static_shared = prog.module.shared_bytes as u32;
     let shared = static_shared + spec.dynamic_shared;
-    let geom = LaunchGeom { grid: spec.grid, block: spec.block, static_shared, dynamic_shared: spec.dynamic_shared, kernel: entry.name.clone() };
+    let geom = LaunchGeom {
+        grid: spec.grid,
+        block: spec.block,
+        static_shared,
+        dynamic_shared: spec.dynamic_shared,
+        kernel: entry.name.clone(),
+    };
     check_fits(cfg, &geom, threads, n_warps, regs, shared)?;
-    let sh = Shared { prog, cfg, geom: &geom, params: &spec.params, consts };
+    let sh = Shared {
+        prog,
+        cfg,
+        geom: &geom,
+        params: &spec.params,
+        consts,
+    };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
     let n_ctas = spec.grid.iter().map(|&g| g as u64).product::<u64>();
     let mut next_cta = 0u64;
@@ -47,7 +65,8 @@ pub fn run_launch(prog: &Program, cfg: &Config, global: &mut GlobalMemory, const
         let mut tried = 0;
         while next_cta < n_ctas && tried < sms.len() {
             if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
-                let (cta, warps) = make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
+                let (cta, warps) =
+                    make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
                 sms[sm_i].launch_cta(cta, warps);
                 next_cta += 1;
                 tried = 0;
@@ -75,7 +94,13 @@ pub fn run_launch(prog: &Program, cfg: &Config, global: &mut GlobalMemory, const
             check_livelock(&sms, prog, epoch)?;
         }
         if cycle > cfg.watchdog_cycles {
-            let mut f = Fault::new(FaultKind::Watchdog, format!("kernel `{}` still running after {} cycles (watchdog_cycles)", geom.kernel, cfg.watchdog_cycles));
+            let mut f = Fault::new(
+                FaultKind::Watchdog,
+                format!(
+                    "kernel `{}` still running after {} cycles (watchdog_cycles)",
+                    geom.kernel, cfg.watchdog_cycles
+                ),
+            );
             f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
             return Err(f);
         }
@@ -99,30 +124,65 @@ pub fn run_launch(prog: &Program, cfg: &Config, global: &mut GlobalMemory, const
         }
     }
     let wall = started.elapsed().as_secs_f64();
-    Ok(KernelStats::collect(&geom.kernel, cycle, wall, ws, sms.iter().map(|s| (s.id, &s.stats))))
+    Ok(KernelStats::collect(
+        &geom.kernel,
+        cycle,
+        wall,
+        ws,
+        sms.iter().map(|s| (s.id, &s.stats)),
+    ))
 }
 
-fn check_fits(cfg: &Config, geom: &LaunchGeom, threads: u32, n_warps: u32, regs: u32, shared: u32) -> Result<(), Fault> {
+fn check_fits(
+    cfg: &Config,
+    geom: &LaunchGeom,
+    threads: u32,
+    n_warps: u32,
+    regs: u32,
+    shared: u32,
+) -> Result<(), Fault> {
     let sm = &cfg.sm;
     let problem = if threads > sm.max_threads || n_warps > sm.max_warps {
         Some(format!("{threads} threads ({n_warps} warps); an SM holds {} threads and {} warps (sm.max_threads, sm.max_warps)", sm.max_threads, sm.max_warps))
     } else if regs > sm.registers {
-        Some(format!("{regs} registers; an SM has {} (sm.registers)", sm.registers))
+        Some(format!(
+            "{regs} registers; an SM has {} (sm.registers)",
+            sm.registers
+        ))
     } else if shared > sm.shared_bytes {
-        Some(format!("{shared} bytes of shared memory; an SM has {} (sm.shared_bytes)", sm.shared_bytes))
+        Some(format!(
+            "{shared} bytes of shared memory; an SM has {} (sm.shared_bytes)",
+            sm.shared_bytes
+        ))
     } else {
         None
     };
     match problem {
-        Some(p) => Err(Fault::new(FaultKind::Launch, format!("a CTA of kernel `{}` needs {p}", geom.kernel))),
+        Some(p) => Err(Fault::new(
+            FaultKind::Launch,
+            format!("a CTA of kernel `{}` needs {p}", geom.kernel),
+        )),
         None => Ok(()),
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn make_cta(prog: &Program, cfg: &Config, spec: &LaunchSpec, linear: u64, n_warps: u32, threads: u32, regs: u32, shared: u32) -> (Cta, Vec<Warp>) {
+fn make_cta(
+    prog: &Program,
+    cfg: &Config,
+    spec: &LaunchSpec,
+    linear: u64,
+    n_warps: u32,
+    threads: u32,
+    regs: u32,
+    shared: u32,
+) -> (Cta, Vec<Warp>) {
     let g = spec.grid;
-    let ctaid = [(linear % g[0] as u64) as u32, ((linear / g[0] as u64) % g[1] as u64) as u32, (linear / (g[0] as u64 * g[1] as u64)) as u32];
+    let ctaid = [
+        (linear % g[0] as u64) as u32,
+        ((linear / g[0] as u64) % g[1] as u64) as u32,
+        (linear / (g[0] as u64 * g[1] as u64)) as u32,
+    ];
     let ws = cfg.sm.warp_size;
     let entry = prog.module.function(spec.entry);
     let n_regs = entry.regs.len().max(1);
@@ -148,7 +208,12 @@ fn make_cta(prog: &Program, cfg: &Config, spec: &LaunchSpec, linear: u64, n_warp
             tid,
             regs: vec![0; n_regs * ws as usize],
             ready: vec![0; n_regs],
-            frames: vec![Frame { func: spec.entry, reg_base: 0, local_base: 0, ret_dst: Vec::new() }],
+            frames: vec![Frame {
+                func: spec.entry,
+                reg_base: 0,
+                local_base: 0,
+                ret_dst: Vec::new(),
+            }],
             local: (0..ws).map(|_| Vec::new()).collect(),
             simt: Box::new(TokenStack::new(valid, ws)),
             state: WarpState::Active,

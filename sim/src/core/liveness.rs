@@ -23,7 +23,10 @@ impl LiveTracker {
     /// barrier releases; `state` hashes the warp's state lazily (only once quiet).
     pub fn backedge(&mut self, epoch: u64, state: impl FnOnce(&mut dyn Hasher)) {
         if epoch != self.epoch {
-            *self = LiveTracker { epoch, ..Default::default() };
+            *self = LiveTracker {
+                epoch,
+                ..Default::default()
+            };
         }
         self.quiet += 1;
         if self.quiet < QUIET_BACKEDGES {

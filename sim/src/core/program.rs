@@ -162,7 +162,11 @@ impl Program {
             .iter()
             .map(|f| {
                 let deps: Vec<Deps> = f.body.iter().map(deps_of).collect();
-                PreparedFn { regs_per_thread: register_estimate(f, &deps), class: f.body.iter().map(|i| class_of(&i.op)).collect(), deps }
+                PreparedFn {
+                    regs_per_thread: register_estimate(f, &deps),
+                    class: f.body.iter().map(|i| class_of(&i.op)).collect(),
+                    deps,
+                }
             })
             .collect();
         let mut locs: Vec<Loc> = module
@@ -170,7 +174,10 @@ impl Program {
             .iter()
             .map(|s| match s.space {
                 Space::Param | Space::Local => Loc::Frame(s.offset),
-                Space::Shared => Loc::Shared { offset: s.offset, dynamic: s.is_extern },
+                Space::Shared => Loc::Shared {
+                    offset: s.offset,
+                    dynamic: s.is_extern,
+                },
                 Space::Const => Loc::Const(s.offset),
                 Space::Global | Space::Generic => Loc::Global(s.offset),
             })
@@ -180,7 +187,11 @@ impl Program {
                 locs[p.symbol.0 as usize] = Loc::KernelParam(module.symbol(p.symbol).offset);
             }
         }
-        Ok(Program { module, funcs, locs })
+        Ok(Program {
+            module,
+            funcs,
+            locs,
+        })
     }
 
     /// Rebase module globals once their segment is allocated at `base`.
@@ -199,7 +210,12 @@ impl Program {
             _ => self.module.const_bytes,
         } as usize;
         let mut out = vec![0u8; len];
-        for s in self.module.symbols.iter().filter(|s| s.space == space && s.owner.is_none()) {
+        for s in self
+            .module
+            .symbols
+            .iter()
+            .filter(|s| s.space == space && s.owner.is_none())
+        {
             let off = s.offset as usize;
             let n = s.init.len().min(len.saturating_sub(off));
             out[off..off + n].copy_from_slice(&s.init[..n]);

@@ -35,7 +35,10 @@ impl WarpScheduler for Lrr {
             None => 0,
         };
         let n = cands.len();
-        let chosen = (0..n).map(|i| &cands[(start + i) % n]).find(|c| c.ready)?.slot;
+        let chosen = (0..n)
+            .map(|i| &cands[(start + i) % n])
+            .find(|c| c.ready)?
+            .slot;
         self.last = Some(chosen);
         Some(chosen)
     }
@@ -53,7 +56,11 @@ impl WarpScheduler for Gto {
                 return Some(l);
             }
         }
-        let chosen = cands.iter().filter(|c| c.ready).min_by_key(|c| (c.age, c.slot))?.slot;
+        let chosen = cands
+            .iter()
+            .filter(|c| c.ready)
+            .min_by_key(|c| (c.age, c.slot))?
+            .slot;
         self.last = Some(chosen);
         Some(chosen)
     }
@@ -83,6 +90,9 @@ mod tests {
         let mut s = make(SchedulerKind::Gto);
         assert_eq!(s.pick(&[c(1, 5, false), c(2, 9, true)]), Some(2));
         assert_eq!(s.pick(&[c(1, 5, true), c(2, 9, true)]), Some(2));
-        assert_eq!(s.pick(&[c(1, 5, true), c(2, 9, false), c(3, 1, true)]), Some(3));
+        assert_eq!(
+            s.pick(&[c(1, 5, true), c(2, 9, false), c(3, 1, true)]),
+            Some(3)
+        );
     }
 }

@@ -9,7 +9,7 @@ use super::sched::{self, Candidate, WarpScheduler};
 use super::warp::{Warp, WarpState};
 use crate::config::{BarrierDivergence, Config};
 use crate::simt::{Flow, Outcome};
-use crate::stats::{Stall, SmStats};
+use crate::stats::{SmStats, Stall};
 use gpusim_isa::{BarKind, Space};
 use std::hash::Hasher;
 
@@ -53,7 +53,9 @@ impl Sm {
             id,
             warps: (0..n).map(|_| None).collect(),
             ctas: (0..cfg.sm.max_ctas as usize).map(|_| None).collect(),
-            scheds: (0..cfg.sm.schedulers).map(|_| sched::make(cfg.sm.scheduler)).collect(),
+            scheds: (0..cfg.sm.schedulers)
+                .map(|_| sched::make(cfg.sm.scheduler))
+                .collect(),
             used_threads: 0,
             used_warps: 0,
             used_regs: 0,
@@ -79,13 +81,21 @@ impl Sm {
 
     /// Make a CTA resident: place it and its warps in free slots.
     pub fn launch_cta(&mut self, mut cta: Cta, warps: Vec<Warp>) {
-        let cslot = self.ctas.iter().position(Option::is_none).expect("fits() was checked");
+        let cslot = self
+            .ctas
+            .iter()
+            .position(Option::is_none)
+            .expect("fits() was checked");
         self.used_threads += cta.threads;
         self.used_warps += cta.n_warps;
         self.used_regs += cta.regs;
         self.used_shared += cta.shared_bytes;
         for mut w in warps {
-            let slot = self.warps.iter().position(Option::is_none).expect("warp slots were checked");
+            let slot = self
+                .warps
+                .iter()
+                .position(Option::is_none)
+                .expect("warp slots were checked");
             w.cta = cslot;
             w.age = self.next_age;
             self.next_age += 1;
@@ -96,8 +106,19 @@ impl Sm {
     }
 
     /// One cycle: every scheduler picks a ready warp and issues its next instruction.
-    pub fn step(&mut self, cycle: u64, sh: &Shared, global: &mut crate::mem::GlobalMemory, epoch: &mut u64) -> Result<StepResult, Fault> {
-        let mut res = StepResult { issued: 0, next_ready: None, ctas_completed: 0, spin_suspect: false };
+    pub fn step(
+        &mut self,
+        cycle: u64,
+        sh: &Shared,
+        global: &mut crate::mem::GlobalMemory,
+        epoch: &mut u64,
+    ) -> Result<StepResult, Fault> {
+        let mut res = StepResult {
+            issued: 0,
+            next_ready: None,
+            ctas_completed: 0,
+            spin_suspect: false,
+        };
         let n_sched = self.scheds.len();
         for s in 0..n_sched {
             self.cands.clear();
@@ -117,9 +138,15 @@ impl Sm {
                     res.next_ready = Some(res.next_ready.map_or(at, |n: u64| n.min(at)));
                     self.stats.stall(Stall::Scoreboard, 1);
                 }
-                self.cands.push(Candidate { slot, age: w.age, ready });
+                self.cands.push(Candidate {
+                    slot,
+                    age: w.age,
+                    ready,
+                });
             }
-            let Some(slot) = self.scheds[s].pick(&self.cands) else { continue };
+            let Some(slot) = self.scheds[s].pick(&self.cands) else {
+                continue;
+            };
             let not_selected = self.cands.iter().filter(|c| c.ready).count() as u64 - 1;
             self.stats.stall(Stall::NotSelected, not_selected);
             self.stats.stall(Stall::Issued, 1);
@@ -140,7 +167,15 @@ impl Sm {
         }
     }
 
-    fn issue(&mut self, slot: usize, cycle: u64, sh: &Shared, global: &mut crate::mem::GlobalMemory, epoch: &mut u64, res: &mut StepResult) -> Result<(), Fault> {
+    fn issue(
+        &mut self,
+        slot: usize,
+        cycle: u64,
+        sh: &Shared,
+        global: &mut crate::mem::GlobalMemory,
+        epoch: &mut u64,
+        res: &mut StepResult,
+    ) -> Result<(), Fault> {
         let mut w = self.warps[slot].take().expect("picked warps exist");
         let r = self.issue_warp(&mut w, slot, cycle, sh, global, epoch, res);
         self.warps[slot] = Some(w);
@@ -155,7 +190,16 @@ impl Sm {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn issue_warp(&mut self, w: &mut Warp, slot: usize, cycle: u64, sh: &Shared, global: &mut crate::mem::GlobalMemory, epoch: &mut u64, res: &mut StepResult) -> Result<IssueDone, Fault> {
+    fn issue_warp(
+        &mut self,
+        w: &mut Warp,
+        slot: usize,
+        cycle: u64,
+        sh: &Shared,
+        global: &mut crate::mem::GlobalMemory,
+        epoch: &mut u64,
+        res: &mut StepResult,
+    ) -> Result<IssueDone, Fault> {
         let f = w.func();
         let pc = w.pc() as usize;
         let func = sh.prog.module.function(f);
@@ -185,7 +229,10 @@ impl Sm {
         w.instructions += 1;
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += ex.lanes.count_ones() as u64;
-        let mut done = IssueDone { completed: false, release: None };
+        let mut done = IssueDone {
+            completed: false,
+            release: None,
+        };
         if let Some(bar) = ex.bar {
             if bar.divergent && sh.cfg.sm.barrier_divergence == BarrierDivergence::Fault {
                 return Err(Fault::new(
@@ -212,7 +259,15 @@ impl Sm {
             };
             let rel = cta
                 .arrive(arrival, w.warp_size, sh.cfg.sm.exited_warps_arrive)
-                .map_err(|m| Fault::new(FaultKind::BarrierDivergence, format!("{m} in kernel `{}` at {}:{}", sh.geom.kernel, sh.prog.module.file, inst.span.line)))?;
+                .map_err(|m| {
+                    Fault::new(
+                        FaultKind::BarrierDivergence,
+                        format!(
+                            "{m} in kernel `{}` at {}:{}",
+                            sh.geom.kernel, sh.prog.module.file, inst.span.line
+                        ),
+                    )
+                })?;
             done.release = rel;
         }
         match w.simt.step(ex.flow.clone(), ex.frame_depth) {
@@ -228,7 +283,15 @@ impl Sm {
             Err(e) => {
                 return Err(Fault::new(
                     FaultKind::Control,
-                    format!("{} at {}:{} in kernel `{}` (CTA {:?}, warp {})", e.0, sh.prog.module.file, inst.span.line, sh.geom.kernel, cta.ctaid, w.warp_in_cta),
+                    format!(
+                        "{} at {}:{} in kernel `{}` (CTA {:?}, warp {})",
+                        e.0,
+                        sh.prog.module.file,
+                        inst.span.line,
+                        sh.geom.kernel,
+                        cta.ctaid,
+                        w.warp_in_cta
+                    ),
                 ))
             }
         }
@@ -255,7 +318,9 @@ impl Sm {
     fn apply_release(&mut self, rel: Release, cycle: u64, sh: &Shared, epoch: &mut u64) {
         *epoch += 1;
         for (slot, red) in rel.warps {
-            let Some(w) = self.warps[slot].as_mut() else { continue };
+            let Some(w) = self.warps[slot].as_mut() else {
+                continue;
+            };
             if let Some((r, lanes, value)) = red {
                 for l in 0..w.warp_size as usize {
                     if lanes >> l & 1 == 1 {
@@ -270,7 +335,14 @@ impl Sm {
         }
     }
 
-    fn warp_completed(&mut self, slot: usize, sh: &Shared, epoch: &mut u64, res: &mut StepResult, cycle: u64) {
+    fn warp_completed(
+        &mut self,
+        slot: usize,
+        sh: &Shared,
+        epoch: &mut u64,
+        res: &mut StepResult,
+        cycle: u64,
+    ) {
         *epoch += 1;
         let cslot = self.warps[slot].as_ref().unwrap().cta;
         let cta = self.ctas[cslot].as_mut().unwrap();
@@ -307,9 +379,16 @@ impl Sm {
         let mut out = Vec::new();
         for (slot, w) in self.warps.iter().enumerate() {
             let Some(w) = w else { continue };
-            let cta = self.ctas[w.cta].as_ref().map(|c| c.ctaid).unwrap_or_default();
+            let cta = self.ctas[w.cta]
+                .as_ref()
+                .map(|c| c.ctaid)
+                .unwrap_or_default();
             let f = prog.module.function(w.func());
-            let line = f.body.get(w.pc() as usize).map(|i| i.span.line).unwrap_or(0);
+            let line = f
+                .body
+                .get(w.pc() as usize)
+                .map(|i| i.span.line)
+                .unwrap_or(0);
             let wait = match w.state {
                 WarpState::Active if w.live.spinning => "spinning without progress".to_string(),
                 WarpState::Active => "ready or waiting on registers".to_string(),

@@ -79,7 +79,14 @@ impl Warp {
     }
 
     /// Push a callee activation with `n_regs` registers and a frame of `frame_bytes`.
-    pub fn push_frame(&mut self, func: FuncId, n_regs: u32, caller_regs: u32, caller_frame_bytes: u32, ret_dst: Vec<SymbolId>) {
+    pub fn push_frame(
+        &mut self,
+        func: FuncId,
+        n_regs: u32,
+        caller_regs: u32,
+        caller_frame_bytes: u32,
+        ret_dst: Vec<SymbolId>,
+    ) {
         let top = self.frame();
         let reg_base = top.reg_base + caller_regs;
         let local_base = top.local_base + caller_frame_bytes;
@@ -88,7 +95,12 @@ impl Warp {
             self.ready.resize(need, 0);
             self.regs.resize(need * self.warp_size as usize, 0);
         }
-        self.frames.push(Frame { func, reg_base, local_base, ret_dst });
+        self.frames.push(Frame {
+            func,
+            reg_base,
+            local_base,
+            ret_dst,
+        });
     }
 
     pub fn regs_ready_at(&self, reads: &[u32], writes: &[u32]) -> u64 {

@@ -55,12 +55,20 @@ fn show(dtype: DType, v: (f64, i128)) -> String {
 }
 
 /// Compare `got` (the buffer's bytes) with the check's expectation.
-pub fn check_buffer(m: &LoadedManifest, c: &Check, dtype: DType, got: &[u8]) -> Result<Option<CheckFailure>, String> {
+pub fn check_buffer(
+    m: &LoadedManifest,
+    c: &Check,
+    dtype: DType,
+    got: &[u8],
+) -> Result<Option<CheckFailure>, String> {
     let size = dtype.size();
     let expected: Vec<u8> = if let Some(file) = &c.npy {
         let a = npy::read(&m.resolve(file))?;
         if a.dtype.size() != size {
-            return Err(format!("{file} holds {:?}, buffer `{}` is {dtype:?}", a.dtype, c.buffer));
+            return Err(format!(
+                "{file} holds {:?}, buffer `{}` is {dtype:?}",
+                a.dtype, c.buffer
+            ));
         }
         a.data
     } else {
@@ -82,11 +90,17 @@ pub fn check_buffer(m: &LoadedManifest, c: &Check, dtype: DType, got: &[u8]) -> 
     }
     let rtol = c.rtol.unwrap_or(0.0);
     let atol = c.atol.unwrap_or(0.0);
-    let mut fail = CheckFailure { buffer: c.buffer.clone(), mismatches: 0, first: Vec::new() };
+    let mut fail = CheckFailure {
+        buffer: c.buffer.clone(),
+        mismatches: 0,
+        first: Vec::new(),
+    };
     for (i, (g, e)) in got.chunks(size).zip(expected.chunks(size)).enumerate() {
         let (gv, ev) = (element(dtype, g), element(dtype, e));
         let ok = if dtype.is_float() {
-            (gv.0.is_nan() && ev.0.is_nan()) || gv.0 == ev.0 || (gv.0 - ev.0).abs() <= atol + rtol * ev.0.abs()
+            (gv.0.is_nan() && ev.0.is_nan())
+                || gv.0 == ev.0
+                || (gv.0 - ev.0).abs() <= atol + rtol * ev.0.abs()
         } else {
             gv.1 == ev.1
         };

@@ -62,19 +62,30 @@ pub fn initial_bytes(m: &LoadedManifest, spec: &BufferSpec) -> Result<Vec<u8>, S
                             (Some(a), Some(b)) => Some(a + b * k as i128),
                             _ => None,
                         };
-                        out.extend(encode_number(spec.dtype, start.0 + step.0 * k as f64, exact));
+                        out.extend(encode_number(
+                            spec.dtype,
+                            start.0 + step.0 * k as f64,
+                            exact,
+                        ));
                     }
                     Ok(out)
                 }
                 "random" => random(spec, v),
                 "values" => {
-                    let Value::Sequence(items) = v else { return Err("values needs a list".into()) };
+                    let Value::Sequence(items) = v else {
+                        return Err("values needs a list".into());
+                    };
                     if items.len() != n {
-                        return Err(format!("values has {} elements, shape {:?} needs {n}", items.len(), spec.shape));
+                        return Err(format!(
+                            "values has {} elements, shape {:?} needs {n}",
+                            items.len(),
+                            spec.shape
+                        ));
                     }
                     let mut out = Vec::with_capacity(n * size);
                     for (i, it) in items.iter().enumerate() {
-                        let (f, e) = number(it).ok_or_else(|| format!("values[{i}] is not a number"))?;
+                        let (f, e) =
+                            number(it).ok_or_else(|| format!("values[{i}] is not a number"))?;
                         out.extend(encode_number(spec.dtype, f, e));
                     }
                     Ok(out)
@@ -82,11 +93,20 @@ pub fn initial_bytes(m: &LoadedManifest, spec: &BufferSpec) -> Result<Vec<u8>, S
                 "npy" => {
                     let file = v.as_str().ok_or("npy needs a file name")?;
                     let a = npy::read(&m.resolve(file))?;
-                    if a.dtype.size() != size || (a.dtype.is_float() != spec.dtype.is_float() && spec.dtype != DType::Bf16) {
-                        return Err(format!("{file} holds {:?}, the buffer is {:?}", a.dtype, spec.dtype));
+                    if a.dtype.size() != size
+                        || (a.dtype.is_float() != spec.dtype.is_float()
+                            && spec.dtype != DType::Bf16)
+                    {
+                        return Err(format!(
+                            "{file} holds {:?}, the buffer is {:?}",
+                            a.dtype, spec.dtype
+                        ));
                     }
                     if a.data.len() != n * size {
-                        return Err(format!("{file} has shape {:?}, the buffer has shape {:?}", a.shape, spec.shape));
+                        return Err(format!(
+                            "{file} has shape {:?}, the buffer has shape {:?}",
+                            a.shape, spec.shape
+                        ));
                     }
                     Ok(a.data)
                 }

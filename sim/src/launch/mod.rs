@@ -114,7 +114,9 @@ impl<'de> Deserialize<'de> for Dim3 {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v: Vec<u32> = Vec::deserialize(d)?;
         if v.is_empty() || v.len() > 3 || v.contains(&0) {
-            return Err(serde::de::Error::custom("expected 1 to 3 positive dimensions, e.g. [256, 1, 1]"));
+            return Err(serde::de::Error::custom(
+                "expected 1 to 3 positive dimensions, e.g. [256, 1, 1]",
+            ));
         }
         let mut out = [1u32; 3];
         out[..v.len()].copy_from_slice(&v);
@@ -183,32 +185,53 @@ pub struct LoadedManifest {
 impl LoadedManifest {
     pub fn load(path: &Path) -> Result<LoadedManifest, ManifestError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ManifestError { file: file.clone(), path: "(file)".into(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
+            file: file.clone(),
+            path: "(file)".into(),
+            message: e.to_string(),
+        })?;
         Self::from_text(path, &text)
     }
 
     pub fn from_text(path: &Path, text: &str) -> Result<LoadedManifest, ManifestError> {
         let file = path.display().to_string();
-        let err = |p: String, m: String| ManifestError { file: file.clone(), path: p, message: m };
+        let err = |p: String, m: String| ManifestError {
+            file: file.clone(),
+            path: p,
+            message: m,
+        };
         let de = serde_norway::Deserializer::from_str(text);
         let manifest: Manifest = serde_path_to_error::deserialize(de).map_err(|e| {
             let p = e.path().to_string();
             err(p, e.into_inner().to_string())
         })?;
         if manifest.launches.is_empty() {
-            return Err(err("launches".into(), "at least one launch is required".into()));
+            return Err(err(
+                "launches".into(),
+                "at least one launch is required".into(),
+            ));
         }
         for (i, c) in manifest.checks.iter().enumerate() {
             if !manifest.buffers.contains_key(&c.buffer) {
                 let names: Vec<&String> = manifest.buffers.keys().collect();
-                return Err(err(format!("checks[{i}].buffer"), format!("unknown buffer `{}`; buffers: {names:?}", c.buffer)));
+                return Err(err(
+                    format!("checks[{i}].buffer"),
+                    format!("unknown buffer `{}`; buffers: {names:?}", c.buffer),
+                ));
             }
             if c.npy.is_some() == c.values.is_some() {
-                return Err(err(format!("checks[{i}]"), "give exactly one of `npy` or `values`".into()));
+                return Err(err(
+                    format!("checks[{i}]"),
+                    "give exactly one of `npy` or `values`".into(),
+                ));
             }
         }
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Ok(LoadedManifest { path: path.to_path_buf(), dir, manifest })
+        Ok(LoadedManifest {
+            path: path.to_path_buf(),
+            dir,
+            manifest,
+        })
     }
 
     pub fn resolve(&self, rel: &str) -> PathBuf {

@@ -54,7 +54,10 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, String> {
     }
     let (hlen, hstart) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
         v => return Err(format!("unsupported .npy version {v}")),
     };
     let header = bytes
@@ -63,10 +66,13 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, String> {
     let header = std::str::from_utf8(header).map_err(|_| "non-text .npy header")?;
     let descr = dict_value(header, "descr").ok_or("header has no descr")?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let dtype = dtype_of(descr).ok_or_else(|| format!("unsupported dtype `{descr}` (use little-endian numeric types)"))?;
+    let dtype = dtype_of(descr)
+        .ok_or_else(|| format!("unsupported dtype `{descr}` (use little-endian numeric types)"))?;
     let fortran = dict_value(header, "fortran_order").ok_or("header has no fortran_order")?;
     if fortran.trim() == "True" {
-        return Err("Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into());
+        return Err(
+            "Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into(),
+        );
     }
     let shape_text = dict_value(header, "shape").ok_or("header has no shape")?;
     let shape: Vec<usize> = shape_text
@@ -74,15 +80,27 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, String> {
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<usize>().map_err(|_| format!("bad shape `{shape_text}`")))
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| format!("bad shape `{shape_text}`"))
+        })
         .collect::<Result<_, _>>()?;
     let n: usize = shape.iter().product();
     let data = &bytes[hstart + hlen..];
     let need = n * dtype.size();
     if data.len() < need {
-        return Err(format!("data has {} bytes, shape {:?} of {} needs {need}", data.len(), shape, descr));
+        return Err(format!(
+            "data has {} bytes, shape {:?} of {} needs {need}",
+            data.len(),
+            shape,
+            descr
+        ));
     }
-    Ok(NpyArray { dtype, shape, data: data[..need].to_vec() })
+    Ok(NpyArray {
+        dtype,
+        shape,
+        data: data[..need].to_vec(),
+    })
 }
 
 /// The text of `'key': value` in a header dict (value up to the next top-level comma).
@@ -103,15 +121,26 @@ fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
 }
 
 pub fn write(path: &Path, dtype: DType, shape: &[usize], data: &[u8]) -> Result<(), String> {
-    std::fs::write(path, encode(dtype, shape, data)).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(path, encode(dtype, shape, data))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 pub fn encode(dtype: DType, shape: &[usize], data: &[u8]) -> Vec<u8> {
     let shape_txt = match shape.len() {
         1 => format!("({},)", shape[0]),
-        _ => format!("({})", shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
-    let mut header = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape_txt}, }}", descr_of(dtype));
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape_txt}, }}",
+        descr_of(dtype)
+    );
     let total = 10 + header.len() + 1;
     header.push_str(&" ".repeat((64 - total % 64) % 64));
     header.push('\n');
@@ -128,7 +157,10 @@ mod tests {
 
     #[test]
     fn roundtrip() {
-        let data: Vec<u8> = [1.0f32, -2.5, 3.25].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let data: Vec<u8> = [1.0f32, -2.5, 3.25]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         let enc = encode(DType::F32, &[3], &data);
         assert_eq!(enc.len() % 64, 12 % 64); // header padded to 64 bytes, then 12 bytes of data
         let a = parse(&enc).unwrap();

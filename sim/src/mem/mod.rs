@@ -14,7 +14,12 @@ const WINDOW_SIZE: u64 = 1 << 32;
 /// Which space a generic address falls in, and the offset inside it.
 pub fn decode_generic(addr: u64) -> (gpusim_isa::Space, u64) {
     use gpusim_isa::Space;
-    for (base, space) in [(SHARED_WINDOW, Space::Shared), (LOCAL_WINDOW, Space::Local), (CONST_WINDOW, Space::Const), (PARAM_WINDOW, Space::Param)] {
+    for (base, space) in [
+        (SHARED_WINDOW, Space::Shared),
+        (LOCAL_WINDOW, Space::Local),
+        (CONST_WINDOW, Space::Const),
+        (PARAM_WINDOW, Space::Param),
+    ] {
         if addr >= base && addr < base + WINDOW_SIZE {
             return (space, addr - base);
         }
@@ -54,7 +59,11 @@ impl GlobalMemory {
         self.data.resize(off as usize, 0);
         self.data.extend_from_slice(bytes);
         let start = GLOBAL_BASE + off;
-        self.allocs.push(Allocation { name: name.to_string(), start, len: bytes.len() as u64 });
+        self.allocs.push(Allocation {
+            name: name.to_string(),
+            start,
+            len: bytes.len() as u64,
+        });
         start
     }
 

@@ -41,10 +41,17 @@ pub enum Flow {
     Disable(Reason, Mask),
     /// A direct branch or call to one target, taken by `taken` lanes (a call's target pc is the
     /// callee's first instruction). A call never pushes a token (design point 2).
-    Jump { target: Pc, taken: Mask, is_call: bool },
+    Jump {
+        target: Pc,
+        taken: Mask,
+        is_call: bool,
+    },
     /// An indirect branch or call whose lanes go to several targets: (target, lanes) in
     /// ascending target order. The branch re-executes for the lanes not taken now.
-    Multi { groups: Vec<(Pc, Mask)>, is_call: bool },
+    Multi {
+        groups: Vec<(Pc, Mask)>,
+        is_call: bool,
+    },
 }
 
 /// What the warp does after a flow step.

@@ -33,8 +33,20 @@ impl TokenStack {
     /// A warp whose lanes `valid` exist; padding lanes of a partial warp start disabled with
     /// reason exit (Habermaier §5.4).
     pub fn new(valid: Mask, warp_size: u32) -> TokenStack {
-        let lanes = if warp_size >= 64 { u64::MAX } else { (1u64 << warp_size) - 1 };
-        TokenStack { pc: 0, active: valid, broken: 0, returned: 0, exited: lanes & !valid, stack: Vec::new(), lanes }
+        let lanes = if warp_size >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << warp_size) - 1
+        };
+        TokenStack {
+            pc: 0,
+            active: valid,
+            broken: 0,
+            returned: 0,
+            exited: lanes & !valid,
+            stack: Vec::new(),
+            lanes,
+        }
     }
 
     fn disabled(&self) -> Mask {
@@ -61,7 +73,9 @@ impl TokenStack {
                 self.returned = returned;
                 self.active = active;
                 self.pc = tok.pc;
-                return Ok(Outcome::Active { popped_frame_depth: Some(tok.frame_depth) });
+                return Ok(Outcome::Active {
+                    popped_frame_depth: Some(tok.frame_depth),
+                });
             }
             // Lemma 2: a pop that activates nobody has no effect beyond removing the token.
         }
@@ -94,13 +108,20 @@ impl Reconvergence for TokenStack {
     }
 
     fn step(&mut self, flow: Flow, frame_depth: u32) -> Result<Outcome, SimtError> {
-        let cont = Outcome::Active { popped_frame_depth: None };
+        let cont = Outcome::Active {
+            popped_frame_depth: None,
+        };
         match flow {
             // (next)
             Flow::Next => self.pc += 1,
             // (ssy)/(preBrk)/(preRet): push (kind, α, target); α includes guard-false lanes.
             Flow::Push(kind, target) => {
-                self.stack.push(Token { kind, mask: self.active, pc: target, frame_depth });
+                self.stack.push(Token {
+                    kind,
+                    mask: self.active,
+                    pc: target,
+                    frame_depth,
+                });
                 self.pc += 1;
             }
             // (sync): no uniformity check (§7 ambiguity 8).
@@ -120,7 +141,11 @@ impl Reconvergence for TokenStack {
                 }
                 self.pc += 1;
             }
-            Flow::Jump { target, taken, is_call } => {
+            Flow::Jump {
+                target,
+                taken,
+                is_call,
+            } => {
                 let taken = taken & self.active;
                 if taken == self.active {
                     // (bra_uni)/(call_uni)
@@ -132,7 +157,12 @@ impl Reconvergence for TokenStack {
                 } else {
                     // (bra_guard): the taken path runs first; not-taken lanes wait at pc+1.
                     let not_taken = self.active & !taken;
-                    self.stack.push(Token { kind: TokenKind::Diverge, mask: not_taken, pc: self.pc + 1, frame_depth });
+                    self.stack.push(Token {
+                        kind: TokenKind::Diverge,
+                        mask: not_taken,
+                        pc: self.pc + 1,
+                        frame_depth,
+                    });
                     self.active = taken;
                     self.pc = target;
                 }
@@ -146,7 +176,12 @@ impl Reconvergence for TokenStack {
                 let taken = lanes & self.active;
                 let not_taken = self.active & !taken;
                 if not_taken != 0 {
-                    self.stack.push(Token { kind: TokenKind::Diverge, mask: not_taken, pc: self.pc, frame_depth });
+                    self.stack.push(Token {
+                        kind: TokenKind::Diverge,
+                        mask: not_taken,
+                        pc: self.pc,
+                        frame_depth,
+                    });
                 }
                 self.active = taken;
                 self.pc = target;
@@ -157,7 +192,15 @@ impl Reconvergence for TokenStack {
 
     fn hash_state(&self, h: &mut dyn std::hash::Hasher) {
         let mut hh = std::collections::hash_map::DefaultHasher::new();
-        (self.pc, self.active, self.broken, self.returned, self.exited, &self.stack).hash(&mut hh);
+        (
+            self.pc,
+            self.active,
+            self.broken,
+            self.returned,
+            self.exited,
+            &self.stack,
+        )
+            .hash(&mut hh);
         h.write_u64(std::hash::Hasher::finish(&hh));
     }
 
@@ -188,7 +231,15 @@ mod tests {
         w.set_pc(1);
         w.step(Flow::Push(TokenKind::Sync, 10), 0).unwrap(); // 2: ssy 10
         assert_eq!(w.pc(), 2);
-        w.step(Flow::Jump { target: 6, taken: 0b01, is_call: false }, 0).unwrap(); // 3: @p bra
+        w.step(
+            Flow::Jump {
+                target: 6,
+                taken: 0b01,
+                is_call: false,
+            },
+            0,
+        )
+        .unwrap(); // 3: @p bra
         assert_eq!((w.pc(), w.active_mask(), w.stack_depth()), (6, 0b01, 2));
         w.step(Flow::Next, 0).unwrap(); // 7: mul
         w.set_pc(8);
@@ -202,7 +253,10 @@ mod tests {
     #[test]
     fn uniform_exit_completes_and_break_with_empty_stack_is_an_error() {
         let mut w = TokenStack::new(0b111, 3);
-        assert_eq!(w.step(Flow::Disable(Reason::Exit, 0b111), 0).unwrap(), Outcome::Completed);
+        assert_eq!(
+            w.step(Flow::Disable(Reason::Exit, 0b111), 0).unwrap(),
+            Outcome::Completed
+        );
         let mut w = TokenStack::new(0b11, 2);
         assert!(w.step(Flow::Disable(Reason::Break, 0b11), 0).is_err());
     }
@@ -213,10 +267,23 @@ mod tests {
         let mut w = TokenStack::new(0b11, 2);
         w.step(Flow::Push(TokenKind::Call, 100), 0).unwrap();
         w.step(Flow::Push(TokenKind::Sync, 50), 1).unwrap();
-        w.step(Flow::Jump { target: 20, taken: 0b01, is_call: false }, 1).unwrap();
+        w.step(
+            Flow::Jump {
+                target: 20,
+                taken: 0b01,
+                is_call: false,
+            },
+            1,
+        )
+        .unwrap();
         // lane 0 returns uniformly for the active set: diverge pops, lane 1 runs
         let o = w.step(Flow::Disable(Reason::Return, 0b01), 1).unwrap();
-        assert_eq!(o, Outcome::Active { popped_frame_depth: Some(1) });
+        assert_eq!(
+            o,
+            Outcome::Active {
+                popped_frame_depth: Some(1)
+            }
+        );
         assert_eq!(w.active_mask(), 0b10);
         w.step(Flow::Sync, 1).unwrap(); // sync token: lane 0 masked out by δ
         assert_eq!((w.active_mask(), w.pc()), (0b10, 50));

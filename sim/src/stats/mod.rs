@@ -76,14 +76,32 @@ fn counters(cycles: u64, warp_size: u32, s: &SmStats) -> Counters {
         cycles,
         warp_instructions: s.warp_instructions,
         thread_instructions: s.thread_instructions,
-        ipc: if cycles == 0 { 0.0 } else { s.warp_instructions as f64 / cycles as f64 },
-        simd_efficiency: if s.warp_instructions == 0 { 0.0 } else { s.thread_instructions as f64 / (s.warp_instructions * warp_size as u64) as f64 },
-        stalls: s.stalls.iter().map(|(k, v)| (k.name().to_string(), *v)).collect(),
+        ipc: if cycles == 0 {
+            0.0
+        } else {
+            s.warp_instructions as f64 / cycles as f64
+        },
+        simd_efficiency: if s.warp_instructions == 0 {
+            0.0
+        } else {
+            s.thread_instructions as f64 / (s.warp_instructions * warp_size as u64) as f64
+        },
+        stalls: s
+            .stalls
+            .iter()
+            .map(|(k, v)| (k.name().to_string(), *v))
+            .collect(),
     }
 }
 
 impl KernelStats {
-    pub fn collect<'a>(kernel: &str, cycles: u64, wall: f64, warp_size: u32, sms: impl Iterator<Item = (u32, &'a SmStats)>) -> KernelStats {
+    pub fn collect<'a>(
+        kernel: &str,
+        cycles: u64,
+        wall: f64,
+        warp_size: u32,
+        sms: impl Iterator<Item = (u32, &'a SmStats)>,
+    ) -> KernelStats {
         let mut total = SmStats::default();
         let mut reports = Vec::new();
         for (id, s) in sms {
@@ -92,9 +110,17 @@ impl KernelStats {
             for (k, v) in &s.stalls {
                 *total.stalls.entry(*k).or_insert(0) += v;
             }
-            reports.push(SmReport { sm: id, counters: counters(cycles, warp_size, s) });
+            reports.push(SmReport {
+                sm: id,
+                counters: counters(cycles, warp_size, s),
+            });
         }
-        KernelStats { kernel: kernel.to_string(), counters: counters(cycles, warp_size, &total), wall_seconds: wall, sms: reports }
+        KernelStats {
+            kernel: kernel.to_string(),
+            counters: counters(cycles, warp_size, &total),
+            wall_seconds: wall,
+            sms: reports,
+        }
     }
 }
 
@@ -117,13 +143,25 @@ impl RunStats {
             s.warp_instructions += k.counters.warp_instructions;
             s.thread_instructions += k.counters.thread_instructions;
             for (name, v) in &k.counters.stalls {
-                let st = [Stall::Issued, Stall::NotSelected, Stall::Scoreboard, Stall::Barrier].into_iter().find(|x| x.name() == name).unwrap_or(Stall::Issued);
+                let st = [
+                    Stall::Issued,
+                    Stall::NotSelected,
+                    Stall::Scoreboard,
+                    Stall::Barrier,
+                ]
+                .into_iter()
+                .find(|x| x.name() == name)
+                .unwrap_or(Stall::Issued);
                 *s.stalls.entry(st).or_insert(0) += v;
             }
         }
         let totals = counters(cycles, warp_size, &s);
         RunStats {
-            warp_instructions_per_second: if wall > 0.0 { totals.warp_instructions as f64 / wall } else { 0.0 },
+            warp_instructions_per_second: if wall > 0.0 {
+                totals.warp_instructions as f64 / wall
+            } else {
+                0.0
+            },
             totals,
             wall_seconds: wall,
             kernels,
