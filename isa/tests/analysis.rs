@@ -531,17 +531,14 @@ fn check(src: &str, name: &str, expected: &str) -> Function {
         "tokenised `{name}`:\n{actual}\nexpected:\n{expected}"
     );
     check_lanes(f, &t);
-    // The printer writes `brx.idx` tables inline, which the parser does not read back.
-    if !t.body.iter().any(|i| matches!(i.op, Op::BrxIdx { .. })) {
-        let again = parse_module("reprint.ptx", &reprint(&m, &t)).unwrap_or_else(|e| panic!("{e}"));
-        let back = again.functions.iter().find(|f| f.name == name).unwrap();
-        assert_eq!(
-            ops(back),
-            ops(&t),
-            "the printed tokenised `{name}` parses to another body"
-        );
-        assert_eq!(back.has_tokens, has_token_ops(&t));
-    }
+    let again = parse_module("reprint.ptx", &reprint(&m, &t)).unwrap_or_else(|e| panic!("{e}"));
+    let back = again.functions.iter().find(|f| f.name == name).unwrap();
+    assert_eq!(
+        ops(back),
+        ops(&t),
+        "the printed tokenised `{name}` parses to another body"
+    );
+    assert_eq!(back.has_tokens, has_token_ops(&t));
     assert_eq!(insert_tokens(&t).unwrap(), t);
     t
 }
@@ -1380,8 +1377,8 @@ B:
     );
     assert_eq!(
         e.to_string(),
-        "in `k` at line 14, column 5: irreducible control flow: this edge to `B` (pc 5) closes a cycle \
-         that can also be entered elsewhere (its target does not dominate it)"
+        "in `k` at line 14, column 5: irreducible control flow: this edge to `B` (pc 5) closes a \
+         cycle that can also be entered elsewhere (its target does not dominate it)"
     );
     let cfg = describe_cfg(&m.functions[0]);
     assert!(
@@ -1623,7 +1620,7 @@ fn lay_out(rng: &mut Rng, mut blocks: Vec<Vec<Inst>>, ends: &[End]) -> Vec<Inst>
 
 /// A random reducible function: every block adds its index to `%x`, then ends as chosen.
 fn random_function(rng: &mut Rng, kind: FuncKind) -> Function {
-    let n = 3 + rng.below(40);
+    let n = 3 + rng.below(14);
     let ends = random_ends(rng, n);
     let imm = Operand::Imm;
     let mut blocks: Vec<Vec<Inst>> = Vec::new();
@@ -1783,7 +1780,7 @@ fn random_reducible_cfgs_run_per_thread() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut deepest = 0;
     let mut stats = [0usize; 4];
-    for case in 0..8000 {
+    for case in 0..3000 {
         let kind = if case % 3 == 0 {
             FuncKind::Func
         } else {

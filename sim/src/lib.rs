@@ -15,4 +15,4 @@ pub mod run;
 pub mod simt;
 pub mod stats;
 
-pub use run::{run_manifest, RunError, RunOutput};
+pub use run::{run_manifest, run_manifest_with, RunError, RunOptions, RunOutput};

@@ -1,7 +1,7 @@
 //! The gpusim command line: `gpusim run MANIFEST` and `gpusim ptx FILE`.
 
 use clap::{Parser, Subcommand};
-use gpusim::run::{run_manifest, RunError};
+use gpusim::run::{run_manifest_with, RunError, RunOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,24 +16,31 @@ struct Cli {
     cmd: Cmd,
 }
 
+#[derive(clap::Args)]
+struct RunArgs {
+    manifest: PathBuf,
+    /// GPU config (YAML); the embedded tiny GPU when omitted.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a config key, e.g. --set sm.scheduler=gto (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Write every buffer as DIR/<name>.npy after the last launch.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+    /// Write all counters as JSON.
+    #[arg(long)]
+    stats_json: Option<PathBuf>,
+    /// Write one line per issued warp instruction: pc, PTX, lanes, and the reconvergence
+    /// state after it (masks and token stack in the formal report's notation).
+    #[arg(long)]
+    trace_warps: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a launch manifest: simulate, print a summary, verify its checks.
-    Run {
-        manifest: PathBuf,
-        /// GPU config (YAML); the embedded tiny GPU when omitted.
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Override a config key, e.g. --set sm.scheduler=gto (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Write every buffer as DIR/<name>.npy after the last launch.
-        #[arg(long)]
-        dump: Option<PathBuf>,
-        /// Write all counters as JSON.
-        #[arg(long)]
-        stats_json: Option<PathBuf>,
-    },
+    Run(RunArgs),
     /// Parse a PTX file and report its functions; --tokens prints them with reconvergence
     /// tokens inserted, --cfg their control-flow graphs.
     Ptx {
@@ -48,13 +55,7 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.cmd {
-        Cmd::Run {
-            manifest,
-            config,
-            set,
-            dump,
-            stats_json,
-        } => cmd_run(&manifest, config.as_deref(), &set, dump, stats_json),
+        Cmd::Run(args) => cmd_run(&args),
         Cmd::Ptx { file, tokens, cfg } => cmd_ptx(&file, tokens, cfg),
     };
     ExitCode::from(code as u8)
@@ -70,13 +71,8 @@ fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-fn cmd_run(
-    manifest: &std::path::Path,
-    config: Option<&std::path::Path>,
-    set: &[String],
-    dump: Option<PathBuf>,
-    stats_json: Option<PathBuf>,
-) -> i32 {
+fn cmd_run(args: &RunArgs) -> i32 {
+    let (manifest, config, set) = (args.manifest.as_path(), args.config.as_deref(), &args.set);
     let sets = match parse_sets(set) {
         Ok(s) => s,
         Err(e) => {
@@ -84,7 +80,8 @@ fn cmd_run(
             return 2;
         }
     };
-    let out = match run_manifest(manifest, config, &sets) {
+    let opts = RunOptions { trace_warps: args.trace_warps.is_some() };
+    let out = match run_manifest_with(manifest, config, &sets, &opts) {
         Ok(o) => o,
         Err(e) => {
             let kind = match &e {
@@ -129,8 +126,15 @@ fn cmd_run(
     if let Some(f) = &out.expected_fault {
         println!("  expected fault      {f}");
     }
-    if let Some(dir) = dump {
-        if let Err(e) = std::fs::create_dir_all(&dir) {
+    if let Some(path) = &args.trace_warps {
+        let text: String = out.events.iter().map(|e| format!("{e}\n")).collect();
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return 2;
+        }
+    }
+    if let Some(dir) = &args.dump {
+        if let Err(e) = std::fs::create_dir_all(dir) {
             eprintln!("error: cannot create {}: {e}", dir.display());
             return 2;
         }
@@ -143,7 +147,7 @@ fn cmd_run(
             }
         }
     }
-    if let Some(path) = stats_json {
+    if let Some(path) = &args.stats_json {
         let text = serde_json::to_string_pretty(&out.stats).expect("stats serialise");
         if let Err(e) = std::fs::write(&path, text) {
             eprintln!("error: cannot write {}: {e}", path.display());

@@ -38,6 +38,7 @@ pub struct RunOutput {
     pub failures: Vec<CheckFailure>,
     /// The fault, when the manifest expected one and it happened.
     pub expected_fault: Option<Fault>,
+    pub events: Vec<crate::stats::WarpEvent>,
 }
 
 /// Load the config: the file (or the embedded tiny GPU), then the manifest's `set`, then the
@@ -77,10 +78,23 @@ pub fn load_config(
     Ok(Config::from_yaml(&name, &text, &sets)?)
 }
 
-pub fn run_manifest(
+/// Options beyond the manifest and config.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Record a warp event per issued instruction (`RunOutput::events`).
+    pub trace_warps: bool,
+}
+
+/// Run a manifest with default options.
+pub fn run_manifest(manifest_path: &Path, config: Option<&Path>, cli_set: &[(String, String)]) -> Result<RunOutput, RunError> {
+    run_manifest_with(manifest_path, config, cli_set, &RunOptions::default())
+}
+
+pub fn run_manifest_with(
     manifest_path: &Path,
     config: Option<&Path>,
     cli_set: &[(String, String)],
+    opts: &RunOptions,
 ) -> Result<RunOutput, RunError> {
     let lm = LoadedManifest::load(manifest_path)?;
     let m = &lm.manifest;
@@ -106,6 +120,7 @@ pub fn run_manifest(
     let started = std::time::Instant::now();
     let mut kernels = Vec::new();
     let mut fault = None;
+    let mut events = Vec::new();
     for (i, l) in m.launches.iter().enumerate() {
         let merr = |p: &str, msg: String| ManifestError {
             file: manifest_path.display().to_string(),
@@ -133,9 +148,13 @@ pub fn run_manifest(
             block: l.block.0,
             dynamic_shared: l.shared_bytes,
             params,
+            trace: opts.trace_warps,
         };
         match run_launch(&prog, &cfg, &mut global, &consts, &spec) {
-            Ok(k) => kernels.push(k),
+            Ok(r) => {
+                kernels.push(r.stats);
+                events.extend(r.events);
+            }
             Err(f) => {
                 fault = Some(f);
                 break;
@@ -179,6 +198,7 @@ pub fn run_manifest(
         buffers,
         failures,
         expected_fault: fault,
+        events,
     })
 }
 

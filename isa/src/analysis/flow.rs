@@ -34,10 +34,12 @@ impl ControlFlow {
         let loops = LoopForest::compute(&succ, &dom).map_err(|e| {
             let inst = &f.body[cfg.blocks[e.from].last_pc() as usize];
             let to = cfg.blocks[e.to].start;
-            let name = f.label_at(to).map_or(format!("pc {to}"), |l| format!("`{l}` (pc {to})"));
+            let name = f
+                .label_at(to)
+                .map_or(format!("pc {to}"), |l| format!("`{l}` (pc {to})"));
             let msg = format!(
-                "irreducible control flow: this edge to {name} closes a cycle that can also be entered \
-                 elsewhere (its target does not dominate it)"
+                "irreducible control flow: this edge to {name} closes a cycle that can also be \
+                 entered elsewhere (its target does not dominate it)"
             );
             AnalysisError::new(&f.name, inst.span, msg)
         })?;

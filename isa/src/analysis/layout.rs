@@ -182,7 +182,7 @@ fn emit_block(
             origin: item.origin,
         }),
         Term::FallOff => {
-            // Every path ends in ret (func) or exit (entry) (Habermaier §5.1.3, step 5).
+            // Every path ends in ret or exit (Habermaier §5.1, transformation step 5).
             let op = if kind == FuncKind::Entry {
                 Op::Exit
             } else {

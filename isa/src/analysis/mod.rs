@@ -2,14 +2,15 @@
 //!
 //! Map:
 //! - `cfg`: basic blocks, successors and predecessors, the virtual exit node.
-//! - `dom`: dominator and post-dominator trees (Cooper–Harvey–Kennedy), over any adjacency list.
+//! - `dom`: dominator and post-dominator trees (Cooper–Harvey–Kennedy) over adjacency lists.
 //! - `loops`: back edges, natural loops, the loop forest and the reducibility check.
 //! - `flow`: the bundle of the three above for one function, with located errors.
 //! - `tokens`: `insert_tokens`, which rewrites a function so that it carries `ssy`/`sync`,
 //!   `preBrk`/`brk` and `preRet` as the formal model requires (Habermaier 2011, §5.4). Its stages
 //!   are private modules: `graph` (the block graph being rewritten), `structure` (preheaders,
 //!   single latches, loop exits → `brk`), `reconverge` (ssy placement and sync pads), `layout`
-//!   (back to a flat body) and `validate` (program-address and stack consistency, §4.2).
+//!   (back to a flat body) and `validate` (program-address and stack consistency,
+//!   Habermaier §6.2).
 //! - `describe`: golden-test friendly listings of a CFG and of a (tokenised) body.
 //!
 //! Architecture invariant: nothing here knows about warps being simulated; the analyses are pure

@@ -16,7 +16,11 @@
 //! continues at the pad of the token below it (or at D). An edge pushes, with `ssy` on the edge,
 //! any token its target expects and its lanes lack; that only happens where branch regions
 //! overlap without nesting (`if (a || b)`), and keeps every `sync` stack-consistent
-//! (Habermaier §6, control-flow consistency conditions 3–5).
+//! (Habermaier §6.2, control-flow consistency conditions 3–5).
+//!
+//! The stacks are the least solution of monotone rules (`Solution::solve`). Should a branch's
+//! lanes ever have to hold a token that belongs above the branch's own, the branch is reported
+//! as an error rather than given inconsistent tokens; no reducible CFG is known to need it.
 
 use super::dom::{reverse, reverse_postorder, DomTree};
 use super::graph::*;
@@ -269,8 +273,8 @@ impl Solution {
         for (t, tok) in self.tokens.iter().enumerate() {
             if self.t_in[tok.node].iter().any(|&x| x > t) {
                 let span = g.blocks[lg.blocks[tok.node]].term_span();
-                let msg = "cannot place a reconvergence token for this branch: its region overlaps other branch \
-                           regions in a way no fixed token stack can express";
+                let msg = "cannot place a reconvergence token for this branch: its region \
+                           overlaps other branch regions in a way no fixed token stack can express";
                 return Err(AnalysisError::new(fname, span, msg));
             }
         }

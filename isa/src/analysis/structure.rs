@@ -249,7 +249,9 @@ fn negate(g: Guard) -> Guard {
     }
 }
 
-/// Rewrite the exit edges of block `u`.
+/// Rewrite the exit edges of block `u` into `brk`: the lanes that leave wait, disabled with
+/// reason break, until every lane has left and the break token re-enables them at the break
+/// target (Habermaier §5.4, rules brk_div / brk_uni and unwind).
 fn lower_block(g: &mut Graph, ex: &Exits, u: BlockId) {
     let out = |w: BlockId| !within(g, ex.forest, w, ex.id);
     let term = g.blocks[u].term.clone();

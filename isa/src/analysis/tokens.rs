@@ -15,7 +15,9 @@ use crate::ir::*;
 
 /// The function with reconvergence tokens inserted. A function that already has tokens
 /// (`has_tokens`, or any token instruction in its body) is validated and returned unchanged.
-/// Fails on out-of-body targets, irreducible control flow, and inconsistent token code.
+/// Fails on out-of-body targets, on irreducible control flow (naming the line of the branch
+/// that closes the cycle), on token code that is not stack-consistent, and on a branch whose
+/// token cannot be placed consistently (see `reconverge`).
 pub fn insert_tokens(f: &Function) -> Result<Function, AnalysisError> {
     if f.has_tokens || f.body.iter().any(|i| is_token(&i.op)) {
         validate_tokens(f)?;
@@ -47,7 +49,8 @@ fn is_token(op: &Op) -> bool {
 }
 
 /// `preRet L` before every call, with the call's guard and L the instruction after the call
-/// (Habermaier §5.4, design point 2); in an entry, `ret` is `exit` (§5.1.3, step 5).
+/// (Habermaier §5.4, design point 2); in an entry, `ret` is `exit` (§5.1, transformation
+/// step 5).
 fn lower_calls_and_returns(g: &mut Graph, kind: FuncKind) {
     for blk in &mut g.blocks {
         let mut items = Vec::with_capacity(blk.items.len());

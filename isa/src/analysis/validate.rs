@@ -1,5 +1,5 @@
 //! Checks on a body that carries tokens: program-address consistency (every pc operand lies in
-//! the body) and an abstract walk of the token stack for stack consistency (Habermaier §6,
+//! the body) and an abstract walk of the token stack for stack consistency (Habermaier §6.2,
 //! control-flow consistency: `brk` needs a break token, `sync` a sync token for the next pc on
 //! top, `call` a call token for the next pc on top; `sync` is never guarded).
 //!

@@ -11,7 +11,7 @@ use super::warp::{Frame, Warp, WarpState};
 use crate::config::Config;
 use crate::mem::GlobalMemory;
 use crate::simt::TokenStack;
-use crate::stats::KernelStats;
+use crate::stats::{KernelStats, WarpEvent};
 use gpusim_isa::FuncId;
 
 pub struct LaunchSpec {
@@ -20,6 +20,15 @@ pub struct LaunchSpec {
     pub block: [u32; 3],
     pub dynamic_shared: u32,
     pub params: Vec<u8>,
+    /// Record a warp event per issued instruction.
+    pub trace: bool,
+}
+
+/// What a completed launch produced.
+pub struct LaunchResult {
+    pub stats: KernelStats,
+    /// Warp events in cycle order (empty unless `LaunchSpec::trace`).
+    pub events: Vec<WarpEvent>,
 }
 
 /// Run one kernel launch to completion (or fault) on a fresh set of SMs.
@@ -29,7 +38,7 @@ pub fn run_launch(
     global: &mut GlobalMemory,
     consts: &[u8],
     spec: &LaunchSpec,
-) -> Result<KernelStats, Fault> {
+) -> Result<LaunchResult, Fault> {
     let entry = prog.module.function(spec.entry);
     let ws = cfg.sm.warp_size;
     let threads = spec.block.iter().product::<u32>();
@@ -51,6 +60,7 @@ pub fn run_launch(
         geom: &geom,
         params: &spec.params,
         consts,
+        trace: spec.trace,
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
     let n_ctas = spec.grid.iter().map(|&g| g as u64).product::<u64>();
@@ -124,13 +134,10 @@ pub fn run_launch(
         }
     }
     let wall = started.elapsed().as_secs_f64();
-    Ok(KernelStats::collect(
-        &geom.kernel,
-        cycle,
-        wall,
-        ws,
-        sms.iter().map(|s| (s.id, &s.stats)),
-    ))
+    let stats = KernelStats::collect(&geom.kernel, cycle, wall, ws, sms.iter().map(|s| (s.id, &s.stats)));
+    let mut events: Vec<WarpEvent> = sms.iter_mut().flat_map(|s| std::mem::take(&mut s.events)).collect();
+    events.sort_by_key(|e| (e.cycle, e.sm));
+    Ok(LaunchResult { stats, events })
 }
 
 fn check_fits(

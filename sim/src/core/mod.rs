@@ -17,5 +17,5 @@ pub mod sm;
 pub mod warp;
 
 pub use fault::{Fault, FaultKind};
-pub use gpu::{run_launch, LaunchSpec};
+pub use gpu::{run_launch, LaunchResult, LaunchSpec};
 pub use program::Program;

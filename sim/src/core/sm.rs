@@ -9,7 +9,7 @@ use super::sched::{self, Candidate, WarpScheduler};
 use super::warp::{Warp, WarpState};
 use crate::config::{BarrierDivergence, Config};
 use crate::simt::{Flow, Outcome};
-use crate::stats::{SmStats, Stall};
+use crate::stats::{SmStats, Stall, WarpEvent};
 use gpusim_isa::{BarKind, Space};
 use std::hash::Hasher;
 
@@ -23,6 +23,7 @@ pub struct Sm {
     pub used_regs: u32,
     pub used_shared: u32,
     pub stats: SmStats,
+    pub events: Vec<WarpEvent>,
     next_age: u64,
     cands: Vec<Candidate>,
 }
@@ -44,6 +45,8 @@ pub struct Shared<'a> {
     pub geom: &'a super::exec::LaunchGeom,
     pub params: &'a [u8],
     pub consts: &'a [u8],
+    /// Record a `WarpEvent` per issued instruction.
+    pub trace: bool,
 }
 
 impl Sm {
@@ -61,6 +64,7 @@ impl Sm {
             used_regs: 0,
             used_shared: 0,
             stats: SmStats::default(),
+            events: Vec::new(),
             next_age: 0,
             cands: Vec::with_capacity(n),
         }
@@ -294,6 +298,20 @@ impl Sm {
                     ),
                 ))
             }
+        }
+        if sh.trace {
+            self.events.push(WarpEvent {
+                cycle,
+                sm: self.id,
+                cta: cta.ctaid,
+                warp: w.warp_in_cta,
+                func: func.name.clone(),
+                pc: pc as u32,
+                line: inst.span.line,
+                text: gpusim_isa::print::inst_to_ptx(&sh.prog.module, func, inst),
+                exec: ex.lanes,
+                after: w.simt.paper_state(w.warp_size),
+            });
         }
         if ex.backedge && matches!(ex.flow, Flow::Jump { .. } | Flow::Multi { .. }) {
             let ep = *epoch;

@@ -81,4 +81,7 @@ pub trait Reconvergence: Send {
     fn hash_state(&self, h: &mut dyn std::hash::Hasher);
     /// Human-readable state: pc, masks and the token stack, top first.
     fn describe(&self) -> String;
+    /// The state in the formal report's notation (masks as bit strings, lane 0 leftmost):
+    /// `α=10 stack=(diverge,01,4)::(sync,11,10)`.
+    fn paper_state(&self, lanes: u32) -> String;
 }

@@ -204,6 +204,31 @@ impl Reconvergence for TokenStack {
         h.write_u64(std::hash::Hasher::finish(&hh));
     }
 
+    fn paper_state(&self, lanes: u32) -> String {
+        let bits = |m: Mask| (0..lanes).map(|l| if m >> l & 1 == 1 { '1' } else { '0' }).collect::<String>();
+        let kind = |k: TokenKind| match k {
+            TokenKind::Sync => "sync",
+            TokenKind::Diverge => "diverge",
+            TokenKind::Call => "call",
+            TokenKind::Break => "break",
+        };
+        let stack: Vec<String> = self.stack.iter().rev().map(|t| format!("({},{},{})", kind(t.kind), bits(t.mask), t.pc)).collect();
+        let stack = if stack.is_empty() { "ε".to_string() } else { stack.join("::") };
+        let reason = |l: u32| {
+            if self.broken >> l & 1 == 1 {
+                'b'
+            } else if self.returned >> l & 1 == 1 {
+                'r'
+            } else if self.exited >> l & 1 == 1 {
+                'e'
+            } else {
+                '0'
+            }
+        };
+        let delta: String = (0..lanes).map(reason).collect();
+        format!("α={} δ={} stack={}", bits(self.active), delta, stack)
+    }
+
     fn describe(&self) -> String {
         let mut s = format!(
             "pc {} active {:#x} disabled: break {:#x} return {:#x} exit {:#x}; stack (top first):",

@@ -4,6 +4,10 @@
 //! `thread_instructions`, `ipc`, `stalls`, `simd_efficiency`, `wall_seconds`,
 //! `warp_instructions_per_second`, then `kernels` and `sms`) stay stable.
 
+pub mod trace;
+
+pub use trace::WarpEvent;
+
 use serde::Serialize;
 use std::collections::BTreeMap;
 
