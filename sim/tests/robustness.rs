@@ -242,7 +242,7 @@ fn install_hook() {
                     // The panic's own location may be in std (an overflow in `product`): add the
                     // innermost frames of the gpusim crates.
                     let bt = std::backtrace::Backtrace::force_capture().to_string();
-                    let ours: Vec<&str> = bt.lines().map(str::trim).filter(|l| l.starts_with("at ") && (l.contains("sim/src/") || l.contains("isa/src/"))).take(3).collect();
+                    let ours: Vec<&str> = bt.lines().map(str::trim).filter(|l| l.starts_with("at ") && l.contains("src/") && !l.contains("/rustc/") && !l.contains("/.cargo/")).take(3).collect();
                     *slot = format!("{info} [{}]", ours.join(" <- "));
                     true
                 }
@@ -265,8 +265,11 @@ fn run_cases(what: &'static str, cases: Vec<(String, Vec<u8>)>, check: impl Fn(&
     std::thread::spawn(move || {
         for (i, (desc, bytes)) in cases.into_iter().enumerate() {
             CAUGHT.with(|c| *c.borrow_mut() = Some(String::new()));
+            if std::env::var_os("FUZZ_TRACE").is_some() { eprintln!("CASE {desc}"); }
+            let t0 = std::time::Instant::now();
             let r = catch_unwind(AssertUnwindSafe(|| check(&bytes)));
             let msg = CAUGHT.with(|c| c.borrow_mut().take()).unwrap_or_default();
+            if t0.elapsed().as_millis() > 300 { eprintln!("SLOW {:?} {desc}", t0.elapsed()); }
             let problem = match r {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(format!("{what}: {desc}: bad error: {e}")),
@@ -278,14 +281,11 @@ fn run_cases(what: &'static str, cases: Vec<(String, Vec<u8>)>, check: impl Fn(&
         }
     });
     let mut problems = Vec::new();
-    for _ in 0..n {
+    for received in 0..n {
         match rx.recv_timeout(HANG) {
             Ok((_, Some(p))) => problems.push(p),
             Ok((_, None)) => {}
-            Err(_) => {
-                let done = n - rx.try_iter().count();
-                panic!("{what}: no result within {HANG:?}: hang near case {}: {}\nproblems so far:\n{}", done, descs.get(done.min(n - 1)).map(String::as_str).unwrap_or("?"), problems.join("\n"));
-            }
+            Err(_) => panic!("{what}: hang: no result within {HANG:?} for {}\nproblems so far:\n{}", descs[received], problems.join("\n")),
         }
     }
     problems

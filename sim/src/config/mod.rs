@@ -90,6 +90,9 @@ pub struct LatencyConfig {
     pub barrier: u32,
 }
 
+/// Upper bound of `sm.count`, `sm.max_warps`, `sm.max_ctas` and `sm.schedulers`.
+pub const MAX_SLOTS: u32 = 1024;
+
 /// A configuration error: the key path and what is wrong (with the valid choices).
 #[derive(Debug, thiserror::Error)]
 #[error("{source_name}: {path}: {message}")]
@@ -145,6 +148,18 @@ impl Config {
         }
         if sm.max_warps == 0 || sm.max_ctas == 0 || sm.max_threads == 0 {
             return Err(("sm.max_warps", "occupancy limits must be positive".into()));
+        }
+        // Every SM allocates its warp and CTA slots up front: bound them so that a typo is an
+        // error, not an allocation failure.
+        for (key, v) in [
+            ("sm.count", sm.count),
+            ("sm.max_warps", sm.max_warps),
+            ("sm.max_ctas", sm.max_ctas),
+            ("sm.schedulers", sm.schedulers),
+        ] {
+            if v > MAX_SLOTS {
+                return Err((key, format!("must be at most {MAX_SLOTS}, got {v}")));
+            }
         }
         if self.watchdog_cycles == 0 {
             return Err(("watchdog_cycles", "must be positive".into()));

@@ -41,11 +41,15 @@ pub fn run_launch(
 ) -> Result<LaunchResult, Fault> {
     let entry = prog.module.function(spec.entry);
     let ws = cfg.sm.warp_size;
-    let threads = spec.block.iter().product::<u32>();
+    // Saturating, not overflowing: an absurd block or shared size is rejected by `check_fits`.
+    let threads = spec.block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
     let n_warps = threads.div_ceil(ws);
-    let regs = prog.funcs[spec.entry.0 as usize].regs_per_thread * n_warps * ws;
+    let regs = prog.funcs[spec.entry.0 as usize]
+        .regs_per_thread
+        .saturating_mul(n_warps)
+        .saturating_mul(ws);
     let static_shared = prog.module.shared_bytes as u32;
-    let shared = static_shared + spec.dynamic_shared;
+    let shared = static_shared.saturating_add(spec.dynamic_shared);
     let geom = LaunchGeom {
         grid: spec.grid,
         block: spec.block,
@@ -63,7 +67,7 @@ pub fn run_launch(
         trace: spec.trace,
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
-    let n_ctas = spec.grid.iter().map(|&g| g as u64).product::<u64>();
+    let n_ctas = spec.grid.iter().fold(1u64, |a, &g| a.saturating_mul(g as u64));
     let mut next_cta = 0u64;
     let mut done_ctas = 0u64;
     let mut cycle = 0u64;

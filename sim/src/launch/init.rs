@@ -141,8 +141,9 @@ fn random(spec: &BufferSpec, v: &Value) -> Result<Vec<u8>, String> {
             let u = (r >> 11) as f64 / (1u64 << 53) as f64;
             out.extend(encode_number(spec.dtype, low + (high - low) * u, None));
         } else {
-            let span = (high - low).floor() as u128 + 1;
-            let i = low.floor() as i128 + (r as u128 % span) as i128;
+            // Saturating: `low`/`high` may be any f64 (the integer then wraps like a C cast).
+            let span = ((high - low).floor() as u128).saturating_add(1);
+            let i = (low.floor() as i128).saturating_add((r as u128 % span) as i128);
             out.extend(encode_number(spec.dtype, i as f64, Some(i)));
         }
     }

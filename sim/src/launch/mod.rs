@@ -175,6 +175,9 @@ pub struct ManifestError {
     pub message: String,
 }
 
+/// The most bytes all buffers of one manifest may hold together.
+pub const MAX_BUFFER_BYTES: usize = 1 << 30;
+
 /// A manifest with its directory (relative paths resolve against it).
 pub struct LoadedManifest {
     pub path: PathBuf,
@@ -225,6 +228,28 @@ impl LoadedManifest {
                     "give exactly one of `npy` or `values`".into(),
                 ));
             }
+        }
+        // Sizes are checked here so that `BufferSpec::len` cannot overflow and a typo such as
+        // `shape: [4000000000]` is an error rather than an allocation failure.
+        let mut total = 0usize;
+        for (name, b) in &manifest.buffers {
+            let bytes = b
+                .shape
+                .iter()
+                .try_fold(b.dtype.size(), |a, &d| a.checked_mul(d))
+                .filter(|&n| n <= MAX_BUFFER_BYTES - total);
+            let Some(bytes) = bytes else {
+                return Err(err(
+                    format!("buffers.{name}.shape"),
+                    format!(
+                        "{:?} elements of {:?} do not fit the simulator's {} MiB of device memory for buffers",
+                        b.shape,
+                        b.dtype,
+                        MAX_BUFFER_BYTES >> 20
+                    ),
+                ));
+            };
+            total += bytes;
         }
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(LoadedManifest {
