@@ -57,16 +57,27 @@ pub fn function_to_ptx(m: &Module, f: &Function) -> String {
                 let _ = writeln!(s, "{name}:");
             }
         }
-        if let Op::BrxIdx { index, targets, uni } = &inst.op {
+        if let Op::BrxIdx {
+            index,
+            targets,
+            uni,
+        } = &inst.op
+        {
             // A branch table must be a `.branchtargets` label declared before its use.
             let ts: Vec<String> = targets.iter().map(|t| label(f, *t)).collect();
             let _ = writeln!(s, "$__brxtab_{pc}: .branchtargets {};", ts.join(", "));
             let g = match inst.guard {
-                Some(Guard { reg: r, negated }) => format!("@{}{} ", if negated { "!" } else { "" }, reg(f, r)),
+                Some(Guard { reg: r, negated }) => {
+                    format!("@{}{} ", if negated { "!" } else { "" }, reg(f, r))
+                }
                 None => String::new(),
             };
             let uni = if *uni { ".uni" } else { "" };
-            let _ = writeln!(s, "\t{g}brx.idx{uni} {}, $__brxtab_{pc};", operand(m, f, index, Type::U32));
+            let _ = writeln!(
+                s,
+                "\t{g}brx.idx{uni} {}, $__brxtab_{pc};",
+                operand(m, f, index, Type::U32)
+            );
             continue;
         }
         let _ = writeln!(s, "\t{}", inst_to_ptx(m, f, inst));

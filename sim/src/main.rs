@@ -80,7 +80,9 @@ fn cmd_run(args: &RunArgs) -> i32 {
             return 2;
         }
     };
-    let opts = RunOptions { trace_warps: args.trace_warps.is_some() };
+    let opts = RunOptions {
+        trace_warps: args.trace_warps.is_some(),
+    };
     let out = match run_manifest_with(manifest, config, &sets, &opts) {
         Ok(o) => o,
         Err(e) => {
@@ -149,7 +151,7 @@ fn cmd_run(args: &RunArgs) -> i32 {
     }
     if let Some(path) = &args.stats_json {
         let text = serde_json::to_string_pretty(&out.stats).expect("stats serialise");
-        if let Err(e) = std::fs::write(&path, text) {
+        if let Err(e) = std::fs::write(path, text) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return 2;
         }

@@ -86,7 +86,11 @@ pub struct RunOptions {
 }
 
 /// Run a manifest with default options.
-pub fn run_manifest(manifest_path: &Path, config: Option<&Path>, cli_set: &[(String, String)]) -> Result<RunOutput, RunError> {
+pub fn run_manifest(
+    manifest_path: &Path,
+    config: Option<&Path>,
+    cli_set: &[(String, String)],
+) -> Result<RunOutput, RunError> {
     run_manifest_with(manifest_path, config, cli_set, &RunOptions::default())
 }
 

@@ -8,13 +8,18 @@ use gpusim::{run_manifest_with, RunOptions};
 use std::path::Path;
 
 fn control_trace(manifest: &str, func: &str, pcs: std::ops::RangeInclusive<u32>) -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/formal").join(manifest);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/formal")
+        .join(manifest);
     let out = run_manifest_with(&path, None, &[], &RunOptions { trace_warps: true }).unwrap();
     assert!(out.failures.is_empty(), "{:?}", out.failures);
     out.events
         .iter()
-        .filter(|e| (e.func == func && pcs.contains(&e.pc)) || e.func != func)
-        .filter(|e| e.func == func || e.text.starts_with("exit"))
+        // the listing's instructions, and the caller's final `exit` (the paper's x)
+        .filter(|e| {
+            (e.func == func && pcs.contains(&e.pc))
+                || (e.func != func && e.text.starts_with("exit"))
+        })
         .map(|e| format!("{} {}", e.pc, e.after))
         .collect()
 }
@@ -56,6 +61,15 @@ fn listing_5_7_nested_return_reconverges_as_tabulated() {
         "4 α=000 δ=eee stack=ε",
     ];
     let got = control_trace("listing_5_7.yaml", "f", 5..=19);
-    let got: Vec<String> = got.into_iter().filter(|l| !l.starts_with("14 ") && !l.starts_with("15 ") && !l.starts_with("16 ") && !l.starts_with("17 ") && !l.starts_with("18 ")).collect();
+    let got: Vec<String> = got
+        .into_iter()
+        .filter(|l| {
+            !l.starts_with("14 ")
+                && !l.starts_with("15 ")
+                && !l.starts_with("16 ")
+                && !l.starts_with("17 ")
+                && !l.starts_with("18 ")
+        })
+        .collect();
     assert_eq!(got, expected, "\n{}", got.join("\n"));
 }

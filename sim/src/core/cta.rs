@@ -33,9 +33,12 @@ pub struct Cta {
     pub shared_bytes: u32,
 }
 
+/// A `bar.red` result to write: destination register, lanes, value.
+pub type RedWrite = (RegId, Mask, u64);
+
 /// What a completed barrier releases: warp slots, and for bar.red the value for each.
 pub struct Release {
-    pub warps: Vec<(usize, Option<(RegId, Mask, u64)>)>,
+    pub warps: Vec<(usize, Option<RedWrite>)>,
 }
 
 pub struct Arrival {

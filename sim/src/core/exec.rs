@@ -38,6 +38,15 @@ pub struct ExecEnv<'a> {
     pub epoch: &'a mut u64,
 }
 
+/// One lane's access: which lane, where, how many bytes.
+#[derive(Clone, Copy)]
+struct Access {
+    lane: usize,
+    space: Space,
+    addr: u64,
+    size: u32,
+}
+
 /// A barrier operation for the SM to apply.
 pub struct BarOp {
     pub kind: BarKind,
@@ -183,15 +192,13 @@ impl<'a> ExecEnv<'a> {
         }
     }
 
-    fn load(
-        &mut self,
-        w: &mut Warp,
-        inst: &Inst,
-        lane: usize,
-        space: Space,
-        addr: u64,
-        size: u32,
-    ) -> Result<u64, Fault> {
+    fn load(&mut self, w: &mut Warp, inst: &Inst, at: Access) -> Result<u64, Fault> {
+        let Access {
+            lane,
+            space,
+            addr,
+            size,
+        } = at;
         let n = size as u64;
         if addr % n != 0 {
             return Err(self.fault(
@@ -247,16 +254,13 @@ impl<'a> ExecEnv<'a> {
         Ok(load_le(bytes))
     }
 
-    fn store(
-        &mut self,
-        w: &mut Warp,
-        inst: &Inst,
-        lane: usize,
-        space: Space,
-        addr: u64,
-        size: u32,
-        v: u64,
-    ) -> Result<(), Fault> {
+    fn store(&mut self, w: &mut Warp, inst: &Inst, at: Access, v: u64) -> Result<(), Fault> {
+        let Access {
+            lane,
+            space,
+            addr,
+            size,
+        } = at;
         let n = size as u64;
         if addr % n != 0 {
             return Err(self.fault(
@@ -607,15 +611,13 @@ impl<'a> ExecEnv<'a> {
                     }
                     for (i, s) in src.as_slice().iter().enumerate() {
                         let v = self.val(w, s, l);
-                        self.store(
-                            w,
-                            inst,
-                            l,
-                            sp,
-                            base + (i as u64) * size as u64,
+                        let at = Access {
+                            lane: l,
+                            space: sp,
+                            addr: base + (i as u64) * size as u64,
                             size,
-                            v & mask_bytes(size),
-                        )?;
+                        };
+                        self.store(w, inst, at, v & mask_bytes(size))?;
                     }
                 }
             }
@@ -642,11 +644,17 @@ impl<'a> ExecEnv<'a> {
                             format!("atomic on {} space at {a:#x}", sp.name()),
                         ));
                     }
-                    let old = self.load(w, inst, l, sp, a, size)?;
+                    let at = Access {
+                        lane: l,
+                        space: sp,
+                        addr: a,
+                        size,
+                    };
+                    let old = self.load(w, inst, at)?;
                     let bv = self.val(w, b, l);
                     let cv = c.map(|c| self.val(w, &c, l)).unwrap_or(0);
                     let new = sem::atomic(*op, *ty, old, bv, cv);
-                    self.store(w, inst, l, sp, a, size, new & mask_bytes(size))?;
+                    self.store(w, inst, at, new & mask_bytes(size))?;
                     if let Some(d) = d {
                         w.write(d.0, l, old);
                     }
@@ -891,7 +899,13 @@ impl<'a> ExecEnv<'a> {
                 ));
             }
             for (i, r) in d.as_slice().iter().enumerate() {
-                let mut v = self.load(w, inst, l, sp, base + (i as u64) * size as u64, size)?;
+                let at = Access {
+                    lane: l,
+                    space: sp,
+                    addr: base + (i as u64) * size as u64,
+                    size,
+                };
+                let mut v = self.load(w, inst, at)?;
                 let rty = f.regs[r.0 as usize].ty;
                 if ty.is_signed() && rty.bits() > ty.bits() {
                     v = sign_extend(v, ty.bits()) & rty.mask();

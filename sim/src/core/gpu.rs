@@ -67,7 +67,10 @@ pub fn run_launch(
         trace: spec.trace,
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
-    let n_ctas = spec.grid.iter().fold(1u64, |a, &g| a.saturating_mul(g as u64));
+    let n_ctas = spec
+        .grid
+        .iter()
+        .fold(1u64, |a, &g| a.saturating_mul(g as u64));
     let mut next_cta = 0u64;
     let mut done_ctas = 0u64;
     let mut cycle = 0u64;
@@ -138,8 +141,17 @@ pub fn run_launch(
         }
     }
     let wall = started.elapsed().as_secs_f64();
-    let stats = KernelStats::collect(&geom.kernel, cycle, wall, ws, sms.iter().map(|s| (s.id, &s.stats)));
-    let mut events: Vec<WarpEvent> = sms.iter_mut().flat_map(|s| std::mem::take(&mut s.events)).collect();
+    let stats = KernelStats::collect(
+        &geom.kernel,
+        cycle,
+        wall,
+        ws,
+        sms.iter().map(|s| (s.id, &s.stats)),
+    );
+    let mut events: Vec<WarpEvent> = sms
+        .iter_mut()
+        .flat_map(|s| std::mem::take(&mut s.events))
+        .collect();
     events.sort_by_key(|e| (e.cycle, e.sm));
     Ok(LaunchResult { stats, events })
 }

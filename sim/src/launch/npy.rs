@@ -162,7 +162,7 @@ mod tests {
             .flat_map(|v| v.to_le_bytes())
             .collect();
         let enc = encode(DType::F32, &[3], &data);
-        assert_eq!(enc.len() % 64, 12 % 64); // header padded to 64 bytes, then 12 bytes of data
+        assert_eq!(enc.len() % 64, 12); // header padded to 64 bytes, then 12 bytes of data
         let a = parse(&enc).unwrap();
         assert_eq!(a.shape, vec![3]);
         assert_eq!(a.data, data);

@@ -205,15 +205,28 @@ impl Reconvergence for TokenStack {
     }
 
     fn paper_state(&self, lanes: u32) -> String {
-        let bits = |m: Mask| (0..lanes).map(|l| if m >> l & 1 == 1 { '1' } else { '0' }).collect::<String>();
+        let bits = |m: Mask| {
+            (0..lanes)
+                .map(|l| if m >> l & 1 == 1 { '1' } else { '0' })
+                .collect::<String>()
+        };
         let kind = |k: TokenKind| match k {
             TokenKind::Sync => "sync",
             TokenKind::Diverge => "diverge",
             TokenKind::Call => "call",
             TokenKind::Break => "break",
         };
-        let stack: Vec<String> = self.stack.iter().rev().map(|t| format!("({},{},{})", kind(t.kind), bits(t.mask), t.pc)).collect();
-        let stack = if stack.is_empty() { "ε".to_string() } else { stack.join("::") };
+        let stack: Vec<String> = self
+            .stack
+            .iter()
+            .rev()
+            .map(|t| format!("({},{},{})", kind(t.kind), bits(t.mask), t.pc))
+            .collect();
+        let stack = if stack.is_empty() {
+            "ε".to_string()
+        } else {
+            stack.join("::")
+        };
         let reason = |l: u32| {
             if self.broken >> l & 1 == 1 {
                 'b'

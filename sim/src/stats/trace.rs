@@ -26,7 +26,18 @@ impl fmt::Display for WarpEvent {
         write!(
             f,
             "{:>8} sm{} cta({},{},{}) w{} {}:{:<4} line {:<4} exec {:#x}  {:<40} | {}",
-            self.cycle, self.sm, self.cta[0], self.cta[1], self.cta[2], self.warp, self.func, self.pc, self.line, self.exec, self.text, self.after
+            self.cycle,
+            self.sm,
+            self.cta[0],
+            self.cta[1],
+            self.cta[2],
+            self.warp,
+            self.func,
+            self.pc,
+            self.line,
+            self.exec,
+            self.text,
+            self.after
         )
     }
 }
