@@ -303,10 +303,96 @@ def gen_tanh_sm75():
         save(t, "expected_y", f32_of(np.tanh(x.astype(np.float64))))
 
 
+# =============================================================================================
+# select_set
+# =============================================================================================
+
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def u32_of_f32(x):
+    return int(np.float32(x).view(np.uint32))
+
+
+def u64_of_f64(x):
+    return int(np.float64(x).view(np.uint64))
+
+
+def gen_select_set():
+    t = "select_set"
+    n = 64
+    inf, nan = float("inf"), float("nan")
+    rng = np.random.default_rng(3001)
+    pairs = [(1, 2), (2, 1), (3, 3), (-1, 1), (1, -1), (-5, -5), (INT_MIN, INT_MAX),
+             (INT_MAX, INT_MIN), (-1, 0), (0, -1), (0, 0), (INT_MIN, 0), (7, -7)]
+    ia = [p[0] for p in pairs] + [int(v) for v in rng.integers(-1000, 1000, n - len(pairs))]
+    ib = [p[1] for p in pairs] + [int(v) for v in rng.integers(-1000, 1000, n - len(pairs))]
+    ic = [0, -1, 1, INT_MIN, INT_MAX, -2, 2] + [int(v) for v in rng.integers(-50, 50, n - 7)]
+    fpairs = [(1.0, 1.0), (1.0, 2.0), (2.0, 1.0), (nan, 1.0), (1.0, nan), (nan, nan),
+              (0.0, -0.0), (-0.0, 0.0), (inf, inf), (-inf, inf), (inf, nan), (1.5, 1.5),
+              (-2.0, -2.0), (3.0, -3.0)]
+    fa = [p[0] for p in fpairs]
+    fb = [p[1] for p in fpairs]
+    for k in range(n - len(fpairs)):
+        x = float(np.float32(rng.uniform(-4, 4)))
+        fa.append(x)
+        fb.append(x if k % 3 == 0 else float(np.float32(rng.uniform(-4, 4))))
+    negnan = float(np.uint32(0xFFC00000).view(np.float32))
+    fc = [0.0, -0.0, nan, negnan, -inf, inf, -SUB, SUB, -1.0, 1.0, -1e-30, 1e-30]
+    fc += [float(np.float32(v)) for v in rng.uniform(-2, 2, n - len(fc))]
+    dpairs = [(1.0, 1.0), (1.0, 2.0), (2.0, 1.0), (nan, 1.0), (1.0, nan), (-0.0, 0.0),
+              (-inf, -inf), (1e300, -1e300)]
+    da = [p[0] for p in dpairs] + list(rng.uniform(-10, 10, n - len(dpairs)))
+    db = [p[1] for p in dpairs] + [x if k % 4 == 0 else float(rng.uniform(-10, 10))
+                                   for k, x in enumerate(da[len(dpairs):])]
+    save(t, "ia", np.array(ia, dtype=np.int32))
+    save(t, "ib", np.array(ib, dtype=np.int32))
+    save(t, "ic", np.array(ic, dtype=np.int32))
+    fa32 = np.array(fa, dtype=np.float32)
+    fb32 = np.array(fb, dtype=np.float32)
+    fc32 = np.array(fc, dtype=np.float32)
+    save(t, "fa", fa32)
+    save(t, "fb", fb32)
+    save(t, "fc", fc32)
+    da64 = np.array(da, dtype=np.float64)
+    db64 = np.array(db, dtype=np.float64)
+    save(t, "da", da64)
+    save(t, "db", db64)
+
+    ONE = 0x3F800000
+    out = np.zeros((n, 12), dtype=np.uint32)
+    out64 = np.zeros((n, 2), dtype=np.uint64)
+    for i in range(n):
+        a, b, c = ia[i], ib[i], ic[i]
+        x, y, z = float(fa32[i]), float(fb32[i]), float(fc32[i])
+        xb, yb = int(fa32.view(np.uint32)[i]), int(fb32.view(np.uint32)[i])
+        zftz = 0.0 if (z != 0 and abs(z) < 2.0 ** -126) else z
+        p = (i % 32) % 2 == 1
+        out[i, 0] = (a if c >= 0 else b) & M32
+        out[i, 1] = xb if c >= 0 else yb
+        out[i, 2] = (a if z >= 0 else b) & M32
+        out[i, 3] = xb if z >= 0 else yb
+        out[i, 4] = (a if zftz >= 0 else b) & M32
+        out[i, 5] = M32 if a < b else 0
+        out[i, 6] = M32 if (a & M32) < (b & M32) else 0
+        out[i, 7] = M32 if (x == y) and p else 0
+        out[i, 8] = ONE if (a > b) or (not p) else 0
+        neu = (x != y) or math.isnan(x) or math.isnan(y)
+        out[i, 9] = M32 if neu != p else 0
+        out[i, 10] = ONE if (math.isnan(x) or math.isnan(y)) else 0
+        out[i, 11] = M32 if float(da64[i]) <= float(db64[i]) else 0
+        dab, dbb = int(da64.view(np.uint64)[i]), int(db64.view(np.uint64)[i])
+        out64[i, 0] = dab if a < b else dbb
+        out64[i, 1] = dab if c >= 0 else dbb
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_out64", out64.reshape(-1))
+
+
 TRACES = {
     "warp_match": gen_warp_match,
     "sfu_approx": gen_sfu_approx,
     "tanh_sm75": gen_tanh_sm75,
+    "select_set": gen_select_set,
 }
 
 

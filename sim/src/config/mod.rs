@@ -31,6 +31,7 @@ pub struct SmConfig {
     /// Warp schedulers per SM; warp slot `i` belongs to scheduler `i % schedulers`.
     pub schedulers: u32,
     pub scheduler: SchedulerKind,
+    /// Seed of the `random` scheduler.
     pub scheduler_seed: u64,
     pub reconvergence: ReconvergenceKind,
     pub max_threads: u32,
@@ -53,6 +54,10 @@ pub enum SchedulerKind {
     Lrr,
     /// Greedy then oldest: keep issuing from one warp until it stalls, then the oldest.
     Gto,
+    /// Oldest ready warp first.
+    Oldest,
+    /// A random ready warp, seeded by `sm.scheduler_seed` (for litmus tests).
+    Random,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

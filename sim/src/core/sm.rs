@@ -57,7 +57,7 @@ impl Sm {
             warps: (0..n).map(|_| None).collect(),
             ctas: (0..cfg.sm.max_ctas as usize).map(|_| None).collect(),
             scheds: (0..cfg.sm.schedulers)
-                .map(|_| sched::make(cfg.sm.scheduler))
+                .map(|i| sched::make(cfg.sm.scheduler, cfg.sm.scheduler_seed, id, i))
                 .collect(),
             used_threads: 0,
             used_warps: 0,
