@@ -13,11 +13,11 @@ use std::time::Duration;
 
 /// Truncate PTX at every `K_PTX`-th byte, manifests and configs (which run a kernel) at every
 /// `K_RUN`-th byte.
-const K_PTX: usize = 7;
-const K_RUN: usize = 5;
+const K_PTX: usize = 3;
+const K_RUN: usize = 3;
 /// Random mutations per input file.
-const N_PTX: usize = 400;
-const N_RUN: usize = 250;
+const N_PTX: usize = 2000;
+const N_RUN: usize = 800;
 /// A single input that takes longer than this counts as a hang.
 const HANG: Duration = Duration::from_secs(30);
 
@@ -395,6 +395,29 @@ fn check_run_error(e: &gpusim::RunError) -> Result<(), String> {
     Ok(())
 }
 
+/// How many mutated runs completed and how many were rejected: a corpus that only ever hits
+/// one of the two would test little.
+#[derive(Clone, Default)]
+struct Tally(std::sync::Arc<[std::sync::atomic::AtomicUsize; 2]>);
+
+impl Tally {
+    fn record(&self, r: Result<gpusim::RunOutput, gpusim::RunError>) -> Result<(), String> {
+        let i = r.is_err() as usize;
+        self.0[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match r {
+            Ok(_) => Ok(()),
+            Err(e) => check_run_error(&e),
+        }
+    }
+    fn assert_both(&self, what: &str) {
+        let [ok, err] = [0, 1].map(|i| self.0[i].load(std::sync::atomic::Ordering::Relaxed));
+        assert!(
+            ok >= 10 && err >= 10,
+            "{what}: {ok} mutations ran, {err} were rejected"
+        );
+    }
+}
+
 fn report(kind: &str, total: usize, problems: Vec<String>) {
     assert!(
         problems.is_empty(),
@@ -493,14 +516,13 @@ fn corrupted_manifests_give_errors() {
             .map(|(d, b)| (format!("{m}: {d}"), b))
             .collect();
         total += cases.len();
-        let p = path.clone();
+        let (p, tally) = (path.clone(), Tally::default());
+        let t = tally.clone();
         problems.extend(run_cases("manifest", cases, move |bytes| {
             std::fs::write(&p, bytes).map_err(|e| e.to_string())?;
-            match gpusim::run_manifest(&p, None, &cli_set()) {
-                Ok(_) => Ok(()),
-                Err(e) => check_run_error(&e),
-            }
+            t.record(gpusim::run_manifest(&p, None, &cli_set()))
         }));
+        tally.assert_both(m);
         let _ = std::fs::remove_dir_all(&scratch_dir);
     }
     report("manifest", total, problems);
@@ -525,14 +547,13 @@ fn corrupted_configs_give_errors() {
             .map(|(d, b)| (format!("{c}: {d}"), b))
             .collect();
         total += cases.len();
-        let (p, m) = (path.clone(), manifest.clone());
+        let (p, m, tally) = (path.clone(), manifest.clone(), Tally::default());
+        let t = tally.clone();
         problems.extend(run_cases("config", cases, move |bytes| {
             std::fs::write(&p, bytes).map_err(|e| e.to_string())?;
-            match gpusim::run_manifest(&m, Some(&p), &cli_set()) {
-                Ok(_) => Ok(()),
-                Err(e) => check_run_error(&e),
-            }
+            t.record(gpusim::run_manifest(&m, Some(&p), &cli_set()))
         }));
+        tally.assert_both(c);
         let _ = std::fs::remove_dir_all(&scratch_dir);
     }
     report("config", total, problems);

@@ -388,11 +388,367 @@ def gen_select_set():
     save(t, "expected_out64", out64.reshape(-1))
 
 
+# =============================================================================================
+# int_mul
+# =============================================================================================
+
+def s16(x):
+    x &= 0xFFFF
+    return x - (1 << 16) if x >> 15 else x
+
+
+def sad(a, b, c, bits):
+    """sad: d = c + ((a < b) ? b - a : a - b), wrapping at the type width (a, b signed or not
+    as passed in)."""
+    return (c + (b - a if a < b else a - b)) & ((1 << bits) - 1)
+
+
+def gen_int_mul():
+    t = "int_mul"
+    n = 64
+    rng = np.random.default_rng(4001)
+    U24, S24 = 1 << 24, 1 << 23
+
+    def fill(head, lo, hi, dtype):
+        rest = rng.integers(lo, hi, size=n - len(head), dtype=np.int64 if hi <= 1 << 62 else np.uint64)
+        return np.array(list(head) + [int(v) for v in rest], dtype=dtype)
+
+    u24a = fill([U24 - 1, 0, 1, 0x800000, U24 - 1, 12345, 0xABCDEF], 0, U24, np.uint32)
+    u24b = fill([U24 - 1, 5, 1, 0x800000, 1, 67890, 0xFEDCBA], 0, U24, np.uint32)
+    s24a = fill([-S24, -S24, -1, S24 - 1, 0, -12345, 1], -S24, S24, np.int32)
+    s24b = fill([-S24, S24 - 1, -1, S24 - 1, -7, 54321, -1], -S24, S24, np.int32)
+    ua = fill([M32, 0x80000000, 0, 1, 0x7FFFFFFF, M32, 5, 0x80000000], 0, 1 << 32, np.uint32)
+    ub = fill([M32, 0x80000000, 0, M32, 0x7FFFFFFF, 1, 9, 0], 0, 1 << 32, np.uint32)
+    # uc: [0] INT_MAX-5 saturates mad24.hi.sat upward (hi = 2^30), [1] INT_MIN+3 downward
+    uc = fill([INT_MAX - 5, (INT_MIN + 3) & M32, 0, M32, 0x80000000, 7, 0, 100], 0, 1 << 32, np.uint32)
+    ha = fill([0xFFFF, 0x8000, 0, 1, 0x7FFF, 3, 0xFFFF, 0x1234], 0, 1 << 16, np.uint16)
+    hb = fill([0xFFFF, 0x7FFF, 0, 0xFFFF, 0x8000, 0, 1, 0x4321], 0, 1 << 16, np.uint16)
+    r64 = lambda: int(rng.integers(0, 1 << 63, dtype=np.int64)) * 2 + int(rng.integers(0, 2))
+    a64 = np.array([M64, 1 << 63, 0, 1, M64, 0x123456789ABCDEF0, 1 << 63, 3]
+                   + [r64() for _ in range(n - 8)], dtype=np.uint64)
+    b64 = np.array([M64, 1 << 63, 5, M64, 1, 0xFEDCBA9876543210, 0, 0]
+                   + [r64() for _ in range(n - 8)], dtype=np.uint64)
+    c64 = np.array([0, M64, 1, 1 << 63, 7, 0, 0, 11] + [r64() for _ in range(n - 8)],
+                   dtype=np.uint64)
+    for name, arr in [("u24a", u24a), ("u24b", u24b), ("s24a", s24a), ("s24b", s24b),
+                      ("ua", ua), ("ub", ub), ("uc", uc), ("ha", ha), ("hb", hb),
+                      ("a64", a64), ("b64", b64), ("c64", c64)]:
+        save(t, name, arr)
+
+    out = np.zeros((n, 18), dtype=np.uint32)
+    out64 = np.zeros((n, 6), dtype=np.uint64)
+    for i in range(n):
+        a24, b24 = int(u24a[i]), int(u24b[i])
+        sa, sb = int(s24a[i]), int(s24b[i])
+        a, b, c = int(ua[i]), int(ub[i]), int(uc[i])
+        sc = s32(c)
+        tu, ts = a24 * b24, sa * sb                    # exact 48-bit products
+        out[i, 0] = tu & M32                           # t<31..0>
+        out[i, 1] = (tu >> 16) & M32                   # t<47..16>
+        out[i, 2] = ts & M32
+        out[i, 3] = (ts >> 16) & M32
+        out[i, 4] = (tu + c) & M32
+        out[i, 5] = ((tu >> 16) + c) & M32
+        out[i, 6] = (ts + c) & M32
+        out[i, 7] = ((ts >> 16) + c) & M32
+        out[i, 8] = min(max(s32(ts >> 16) + sc, INT_MIN), INT_MAX) & M32
+        out[i, 9] = (((a * b) >> 32) + c) & M32
+        out[i, 10] = (((s32(a) * s32(b)) >> 32) + c) & M32
+        out[i, 11] = sad(a, b, c, 32)
+        out[i, 12] = sad(s32(a), s32(b), c, 32)
+        out[i, 13] = 1 if b == 0 else 0
+        h1, h2 = int(ha[i]), int(hb[i])
+        out[i, 14] = (h1 * h2 + c) & M32
+        out[i, 15] = (s16(h1) * s16(h2) + c) & M32
+        out[i, 16] = sad(h1, h2, c & 0xFFFF, 16)
+        out[i, 17] = sad(s16(h1), s16(h2), c & 0xFFFF, 16) | ((1 if h2 == 0 else 0) << 16)
+        x, y, z = int(a64[i]), int(b64[i]), int(c64[i])
+        out64[i, 0] = (s32(a) * s32(b) + z) & M64
+        out64[i, 1] = (x * y) >> 64
+        out64[i, 2] = (((x * y) >> 64) + z) & M64
+        out64[i, 3] = (((s64(x) * s64(y)) >> 64) + z) & M64
+        out64[i, 4] = (x * y + z) & M64
+        out64[i, 5] = sad(s64(x), s64(y), z, 64) ^ ((1 if y == 0 else 0) << 63)
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_out64", out64.reshape(-1))
+
+
+# =============================================================================================
+# bitfield_prmt
+# =============================================================================================
+
+def bfe_ref(a, pos, ln, width, signed):
+    """PTX ISA bfe pseudo-code."""
+    msb = width - 1
+    pos &= 0xFF
+    ln &= 0xFF
+    sbit = 0 if (not signed or ln == 0) else (a >> min(pos + ln - 1, msb)) & 1
+    d = 0
+    for i in range(width):
+        bit = (a >> (pos + i)) & 1 if (i < ln and pos + i <= msb) else sbit
+        d |= bit << i
+    return d
+
+
+def bfi_ref(a, b, pos, ln, width):
+    """PTX ISA bfi pseudo-code."""
+    msb = width - 1
+    pos &= 0xFF
+    ln &= 0xFF
+    f = b
+    i = 0
+    while i < ln and pos + i <= msb:
+        f = (f & ~(1 << (pos + i))) | (((a >> i) & 1) << (pos + i))
+        i += 1
+    return f
+
+
+# The PTX ISA's prmt mode table: for c[1:0] = 0..3, the source byte of d.b3, d.b2, d.b1, d.b0.
+PRMT_TABLE = {
+    "f4e": [(3, 2, 1, 0), (4, 3, 2, 1), (5, 4, 3, 2), (6, 5, 4, 3)],
+    "b4e": [(5, 6, 7, 0), (6, 7, 0, 1), (7, 0, 1, 2), (0, 1, 2, 3)],
+    "rc8": [(0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)],
+    "ecl": [(3, 2, 1, 0), (3, 2, 1, 1), (3, 2, 2, 2), (3, 3, 3, 3)],
+    "ecr": [(0, 0, 0, 0), (1, 1, 1, 0), (2, 2, 1, 0), (3, 2, 1, 0)],
+    "rc16": [(1, 0, 1, 0), (3, 2, 3, 2), (1, 0, 1, 0), (3, 2, 3, 2)],
+}
+
+
+def prmt_ref(a, b, c, mode=None):
+    src = ((b & M32) << 32) | (a & M32)
+    byte = lambda k: (src >> (8 * k)) & 0xFF
+    d = 0
+    if mode is None:
+        for k in range(4):
+            sel = (c >> (4 * k)) & 0xF
+            v = byte(sel & 7)
+            if sel & 8:
+                v = 0xFF if v & 0x80 else 0x00
+            d |= v << (8 * k)
+    else:
+        srcs = PRMT_TABLE[mode][c & 3]           # (b3, b2, b1, b0)
+        for k in range(4):
+            d |= byte(srcs[3 - k]) << (8 * k)
+    return d
+
+
+def gen_bitfield_prmt():
+    t = "bitfield_prmt"
+    n = 64
+    rng = np.random.default_rng(5001)
+    # (a, b, pos, len): the edge cases first, then random fields
+    cases = [
+        (0xF0F0F0F0, 0x12345678, 4, 8),
+        (0x80000000, 0x00000000, 31, 1),
+        (0x7FFFFFFF, 0xFFFFFFFF, 28, 8),      # pos+len past bit 31
+        (0xF0000000, 0x0F0F0F0F, 28, 8),
+        (0xDEADBEEF, 0x11111111, 0, 0),       # len 0
+        (0xDEADBEEF, 0x22222222, 40, 5),      # pos past the msb (32-bit), inside 64-bit
+        (0x12345678, 0x9ABCDEF0, 0x104, 0x108),  # only bits 7..0 of pos/len count
+        (0x12345678, 0x9ABCDEF0, 0, 32),
+        (0x92345678, 0x9ABCDEF0, 0, 255),     # len >= width
+        (0x89ABCDEF, 0x0, 4, 0),
+        (0x000000FF, 0x12345678, 8, 8),
+        (0xFFFFFFFF, 0x00000000, 28, 8),
+        (0x00000005, 0xFFFFFFFF, 0x104, 0x103),
+        (0xFFFFFFFF, 0x00000000, 70, 4),      # pos past the msb of both widths
+        (0x0000ABCD, 0x55555555, 60, 8),
+        (0x00008000, 0x0, 15, 1),
+    ]
+    a = [c[0] for c in cases]
+    b = [c[1] for c in cases]
+    pos = [c[2] for c in cases]
+    ln = [c[3] for c in cases]
+    for _ in range(n - len(cases)):
+        a.append(int(rng.integers(0, 1 << 32)))
+        b.append(int(rng.integers(0, 1 << 32)))
+        pos.append(int(rng.integers(0, 70)))
+        ln.append(int(rng.integers(0, 40)))
+    a64 = [((x * 0x9E3779B97F4A7C15) ^ (x << 32)) & M64 for x in a]
+    a64[1] = 1 << 63
+    a64[3] = 0xF000000000000000
+    b64 = [((y << 32) | (y ^ 0xA5A5A5A5)) & M64 for y in b]
+    ctl = [0x3210, 0x7654, 0x0123, 0x8888, 0xBA98, 0x4C1F, 0xFFFF3210, 0x00000001,
+           0x00000002, 0x00000003, 0xFFFFFFFE, 0xF7E6D5C4]
+    ctl += [int(v) for v in rng.integers(0, 1 << 32, n - len(ctl))]
+    # a few byte values with the sign bit set so that sign replication shows
+    save(t, "a", np.array(a, dtype=np.uint32))
+    save(t, "b", np.array(b, dtype=np.uint32))
+    save(t, "pos", np.array(pos, dtype=np.uint32))
+    save(t, "len", np.array(ln, dtype=np.uint32))
+    save(t, "a64", np.array(a64, dtype=np.uint64))
+    save(t, "b64", np.array(b64, dtype=np.uint64))
+    save(t, "c", np.array(ctl, dtype=np.uint32))
+
+    out = np.zeros((n, 12), dtype=np.uint32)
+    out64 = np.zeros((n, 3), dtype=np.uint64)
+    for i in range(n):
+        x, y, p, l, c = a[i], b[i], pos[i], ln[i], ctl[i]
+        out[i, 0] = bfe_ref(x, p, l, 32, False)
+        out[i, 1] = bfe_ref(x, p, l, 32, True)
+        out[i, 2] = bfi_ref(x, y, p, l, 32)
+        out[i, 3] = prmt_ref(x, y, c)
+        for k, mode in enumerate(["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"]):
+            out[i, 4 + k] = prmt_ref(x, y, c, mode)
+        out[i, 10] = bfe_ref(x, 28, 8, 32, True)
+        out[i, 11] = prmt_ref(x, y, 0xC3A1)
+        out64[i, 0] = bfe_ref(a64[i], p, l, 64, False)
+        out64[i, 1] = bfe_ref(a64[i], p, l, 64, True)
+        out64[i, 2] = bfi_ref(a64[i], b64[i], p, l, 64)
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_out64", out64.reshape(-1))
+
+
+# =============================================================================================
+# setp_minmax
+# =============================================================================================
+
+def fcmp(op, a, b):
+    """PTX ISA float comparisons: ordered ones are false on NaN, unordered ones true."""
+    un = math.isnan(a) or math.isnan(b)
+    base = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}
+    if op in base:
+        return (not un) and base[op]
+    if op in ("equ", "neu", "ltu", "leu", "gtu", "geu"):
+        return un or base[op[:2]]
+    if op == "num":
+        return not un
+    if op == "nan":
+        return un
+    raise ValueError(op)
+
+
+F_CMPS = ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"]
+
+
+def gen_setp_minmax():
+    t = "setp_minmax"
+    n = 64
+    inf, nan = float("inf"), float("nan")
+    rng = np.random.default_rng(6001)
+    fpairs = [(1.0, 2.0), (2.0, 1.0), (1.0, 1.0), (nan, 1.0), (1.0, nan), (nan, nan),
+              (0.0, -0.0), (-0.0, 0.0), (inf, inf), (-inf, inf), (inf, -inf), (inf, nan),
+              (-inf, nan), (SUB, 0.0), (-SUB, SUB), (SUB, 2 * SUB), (-SUB, 0.0), (0.0, SUB),
+              (-1.0, -1.0), (-2.0, -1.0), (3.0e38, inf), (1e-30, -1e-30)]
+    fa = [p[0] for p in fpairs]
+    fb = [p[1] for p in fpairs]
+    for k in range(n - len(fpairs)):
+        x = float(np.float32(rng.uniform(-3, 3)))
+        fa.append(x)
+        fb.append(x if k % 4 == 0 else float(np.float32(rng.uniform(-3, 3))))
+    hpairs = [(0, 0), (0xFFFF, 1), (1, 0xFFFF), (0x8000, 0x7FFF), (0x7FFF, 0x8000),
+              (0xFFFF, 0xFFFF), (0, 0xFFFF), (0x8000, 0x8000)]
+    ha = [p[0] for p in hpairs] + [int(v) for v in rng.integers(0, 1 << 16, n - len(hpairs))]
+    hb = [p[1] for p in hpairs] + [int(v) for v in rng.integers(0, 1 << 16, n - len(hpairs))]
+    I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
+    lpairs = [(0, 0), (-1, 1), (1, -1), (I64_MIN, I64_MAX), (I64_MAX, I64_MIN), (-1, -1),
+              (1 << 40, (1 << 40) + 1), (-(1 << 40), 1 << 40)]
+    la = [p[0] for p in lpairs] + [int(v) for v in rng.integers(I64_MIN, I64_MAX, n - len(lpairs))]
+    lb = [p[1] for p in lpairs] + [int(v) for v in rng.integers(I64_MIN, I64_MAX, n - len(lpairs))]
+    fa32, fb32 = np.array(fa, dtype=np.float32), np.array(fb, dtype=np.float32)
+    save(t, "fa", fa32)
+    save(t, "fb", fb32)
+    save(t, "ha", np.array(ha, dtype=np.uint16))
+    save(t, "hb", np.array(hb, dtype=np.uint16))
+    save(t, "la", np.array(la, dtype=np.int64))
+    save(t, "lb", np.array(lb, dtype=np.int64))
+
+    def ftz(x):
+        return math.copysign(0.0, x) if (x != 0 and abs(x) < 2.0 ** -126) else x
+
+    out = np.zeros((n, 8), dtype=np.uint32)
+    out64 = np.zeros((n, 2), dtype=np.int64)
+    for i in range(n):
+        x, y = float(fa32[i]), float(fb32[i])
+        c = (i % 32) % 2 == 1
+        out[i, 0] = sum(1 << k for k, op in enumerate(F_CMPS) if fcmp(op, x, y))
+        out[i, 1] = sum(1 << k for k, op in enumerate(["eq", "lt", "gt"]) if fcmp(op, ftz(x), ftz(y)))
+        tl = fcmp("lt", x, y)
+        tg = fcmp("gtu", x, y)
+        tn = fcmp("num", x, y)
+        bits = [tl and c, (not tl) and c, tg != (not c), (not tg) != (not c), tn or c, (not tn) or c]
+        out[i, 2] = sum(1 << k for k, v in enumerate(bits) if v)
+        a, b = ha[i], hb[i]
+        sa, sb = s16(a), s16(b)
+        hb_bits = [a == b, a != b, a < b, a <= b, a > b, a >= b, a < b, a <= b, a > b, a >= b,
+                   sa < sb, sa > sb]
+        out[i, 3] = sum(1 << k for k, v in enumerate(hb_bits) if v)
+        p, q = la[i], lb[i]
+        pu, qu = p & M64, q & M64
+        l_bits = [p == q, p != q, p < q, p <= q, p > q, p >= q, pu < qu, pu > qu]
+        out[i, 4] = sum(1 << k for k, v in enumerate(l_bits) if v)
+        out[i, 5] = min(a, b) | (max(a, b) << 16)
+        out[i, 6] = (min(sa, sb) & 0xFFFF) | ((max(sa, sb) & 0xFFFF) << 16)
+        out64[i, 0] = min(p, q)
+        out64[i, 1] = max(p, q)
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_out64", out64.reshape(-1))
+
+
+# =============================================================================================
+# shfl_segments
+# =============================================================================================
+
+def shfl_ref(mode, vals, lane, b, c):
+    """PTX ISA shfl pseudo-code for one lane; vals = the warp's a operands by lane."""
+    bval = b & 0x1F
+    cval = c & 0x1F
+    mask = (c >> 8) & 0x1F
+    max_lane = (lane & mask) | (cval & ~mask & 0x1F)
+    min_lane = lane & mask
+    if mode == "up":
+        j = lane - bval
+        p = j >= max_lane
+    elif mode == "down":
+        j = lane + bval
+        p = j <= max_lane
+    elif mode == "bfly":
+        j = lane ^ bval
+        p = j <= max_lane
+    else:
+        j = min_lane | (bval & ~mask & 0x1F)
+        p = j <= max_lane
+    if not p:
+        j = lane
+    return vals[j], int(p)
+
+
+def gen_shfl_segments():
+    t = "shfl_segments"
+    n = 64
+    a = np.random.default_rng(7001).integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    save(t, "a", a)
+    out = np.full((n, 24), 0xDEADBEEF, dtype=np.uint32)
+    for w in range(n // WARP):
+        vals = [int(a[w * WARP + l]) for l in range(WARP)]
+        for l in range(WARP):
+            tid = w * WARP + l
+            cases = [("up", 3, 0x1800), ("down", 5, 0x101F), ("bfly", 4, 0x181F),
+                     ("bfly", 8, 0x181F), ("idx", 2, 0x181F), ("idx", 13, 0x181F),
+                     ("down", 2, 0x0F), ("up", 1, 0x04), ("idx", 37, 0x1F), None,
+                     ("bfly", 2, 0x1C1F), ("down", l % 3, 0x181F)]
+            for k, cs in enumerate(cases):
+                if cs is None:
+                    if l < 16:
+                        d, p = shfl_ref("idx", vals, l, 15 - l, 0x1F)
+                    else:
+                        continue
+                else:
+                    d, p = shfl_ref(cs[0], vals, l, cs[1], cs[2])
+                out[tid, 2 * k] = d
+                out[tid, 2 * k + 1] = p
+    save(t, "expected_out", out.reshape(-1))
+
+
 TRACES = {
     "warp_match": gen_warp_match,
     "sfu_approx": gen_sfu_approx,
     "tanh_sm75": gen_tanh_sm75,
     "select_set": gen_select_set,
+    "int_mul": gen_int_mul,
+    "bitfield_prmt": gen_bitfield_prmt,
+    "setp_minmax": gen_setp_minmax,
+    "shfl_segments": gen_shfl_segments,
 }
 
 

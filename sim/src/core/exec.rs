@@ -38,6 +38,13 @@ pub struct ExecEnv<'a> {
     pub epoch: &'a mut u64,
 }
 
+/// An operand resolved for one instruction (see `ExecEnv::src`).
+enum Src {
+    Row(usize),
+    Const(u64),
+    PerLane(Operand),
+}
+
 /// One lane's access: which lane, where, how many bytes.
 #[derive(Clone, Copy)]
 struct Access {
@@ -166,6 +173,28 @@ impl<'a> ExecEnv<'a> {
             Operand::Special(s) => self.special(w, s, lane),
             Operand::Symbol(s) => self.sym_addr(w, s),
             Operand::Func(f) => f.0 as u64,
+        }
+    }
+
+    /// Resolve an operand once per instruction: a register becomes its row in the register
+    /// file, a lane-independent value a constant (the hot path then avoids per-lane matching).
+    #[inline]
+    fn src(&self, w: &Warp, o: &Operand) -> Src {
+        match *o {
+            Operand::Reg(r) => Src::Row(w.slot(r.0) * w.warp_size as usize),
+            Operand::Imm(v) => Src::Const(v),
+            Operand::Symbol(s) => Src::Const(self.sym_addr(w, s)),
+            Operand::Func(f) => Src::Const(f.0 as u64),
+            Operand::NotReg(_) | Operand::Special(_) => Src::PerLane(*o),
+        }
+    }
+
+    #[inline]
+    fn get(&self, w: &Warp, s: &Src, lane: usize) -> u64 {
+        match s {
+            Src::Row(base) => w.regs[base + lane],
+            Src::Const(v) => *v,
+            Src::PerLane(o) => self.val(w, o, lane),
         }
     }
 
@@ -354,9 +383,10 @@ impl<'a> ExecEnv<'a> {
         let pc = w.pc();
         match &inst.op {
             Op::Mov { d, a, ty } => {
+                let sa = self.src(w, a);
+                let row = w.slot(d.0) * w.warp_size as usize;
                 for l in lanes(exec) {
-                    let v = self.val(w, a, l) & ty.mask();
-                    w.write(d.0, l, v);
+                    w.regs[row + l] = self.get(w, &sa, l) & ty.mask();
                 }
             }
             Op::MovPack { ty, d, parts } => {
@@ -401,9 +431,15 @@ impl<'a> ExecEnv<'a> {
                 b,
                 c,
             } => {
+                let (sa, sb, sc) = (self.src(w, a), self.src(w, b), self.src(w, c));
+                let row = w.slot(d.0) * w.warp_size as usize;
                 for l in lanes(exec) {
-                    let (x, y, z) = (self.val(w, a, l), self.val(w, b, l), self.val(w, c, l));
-                    w.write(d.0, l, sem::arith(*op, *ty, *mods, x, y, z));
+                    let (x, y, z) = (
+                        self.get(w, &sa, l),
+                        self.get(w, &sb, l),
+                        self.get(w, &sc, l),
+                    );
+                    w.regs[row + l] = sem::arith(*op, *ty, *mods, x, y, z);
                 }
             }
             Op::Carry {
@@ -487,8 +523,9 @@ impl<'a> ExecEnv<'a> {
                 b,
                 comb,
             } => {
+                let (sa, sb) = (self.src(w, a), self.src(w, b));
                 for l in lanes(exec) {
-                    let t = sem::compare(*cmp, *ty, *ftz, self.val(w, a, l), self.val(w, b, l));
+                    let t = sem::compare(*cmp, *ty, *ftz, self.get(w, &sa, l), self.get(w, &sb, l));
                     let (r1, r2) = match comb {
                         Some((op, c)) => {
                             let cv = self.val(w, c, l) & 1 == 1;

@@ -242,6 +242,7 @@ fn make_cta(
             state: WarpState::Active,
             live: LiveTracker::default(),
             instructions: 0,
+            next_ready: 0,
         });
     }
     let cta = Cta {

@@ -32,7 +32,7 @@ impl LiveTracker {
         if self.quiet < QUIET_BACKEDGES {
             return;
         }
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = StateHasher::default();
         state(&mut h);
         let h = h.finish();
         match self.reference {
@@ -51,5 +51,30 @@ impl LiveTracker {
     /// Still spinning only if no memory changed since detection.
     pub fn is_spinning(&self, epoch: u64) -> bool {
         self.spinning && self.epoch == epoch
+    }
+}
+
+/// A fast, fixed (seedless) hasher for warp states: multiply-rotate over 64-bit words. Not
+/// collision-resistant against an adversary, which a livelock check does not need; a false
+/// match would need two distinct states to collide *and* the state to recur.
+#[derive(Default)]
+pub struct StateHasher {
+    h: u64,
+}
+
+impl Hasher for StateHasher {
+    fn finish(&self) -> u64 {
+        self.h
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.h = (self.h.rotate_left(5) ^ v).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
     }
 }

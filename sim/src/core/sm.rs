@@ -134,9 +134,7 @@ impl Sm {
                     }
                     continue;
                 }
-                let f = w.func().0 as usize;
-                let d = &sh.prog.funcs[f].deps[w.pc() as usize];
-                let at = w.regs_ready_at(d.reads(), d.writes());
+                let at = w.next_ready;
                 let ready = at <= cycle;
                 if !ready {
                     res.next_ready = Some(res.next_ready.map_or(at, |n: u64| n.min(at)));
@@ -180,9 +178,25 @@ impl Sm {
         epoch: &mut u64,
         res: &mut StepResult,
     ) -> Result<(), Fault> {
-        let mut w = self.warps[slot].take().expect("picked warps exist");
-        let r = self.issue_warp(&mut w, slot, cycle, sh, global, epoch, res);
-        self.warps[slot] = Some(w);
+        // Borrow the warp, its CTA and the counters side by side (no move of the warp).
+        let Sm {
+            warps,
+            ctas,
+            stats,
+            events,
+            id,
+            ..
+        } = self;
+        let w = warps[slot].as_mut().expect("picked warps exist");
+        let cta = ctas[w.cta].as_mut().expect("a warp's CTA is resident");
+        let ctx = IssueCtx {
+            sm_id: *id,
+            cta,
+            stats,
+            events,
+        };
+        let r = Self::issue_warp(ctx, w, slot, cycle, sh, global, epoch, res);
+        w.refresh_ready(sh.prog);
         let done = r?;
         if let Some(release) = done.release {
             self.apply_release(release, cycle, sh, epoch);
@@ -195,7 +209,7 @@ impl Sm {
 
     #[allow(clippy::too_many_arguments)]
     fn issue_warp(
-        &mut self,
+        ctx: IssueCtx,
         w: &mut Warp,
         slot: usize,
         cycle: u64,
@@ -207,8 +221,17 @@ impl Sm {
         let f = w.func();
         let pc = w.pc() as usize;
         let func = sh.prog.module.function(f);
-        let inst = &func.body[pc];
-        let cta = self.ctas[w.cta].as_mut().expect("a warp's CTA is resident");
+        let Some(inst) = func.body.get(pc) else {
+            let cta = ctx.cta.ctaid;
+            return Err(Fault::new(
+                FaultKind::Control,
+                format!(
+                    "warp {} of CTA {cta:?} ran past the end of `{}` (no exit or ret on this path)",
+                    w.warp_in_cta, func.name
+                ),
+            ));
+        };
+        let cta = ctx.cta;
         let mut env = ExecEnv {
             prog: sh.prog,
             global,
@@ -218,7 +241,7 @@ impl Sm {
             geom: sh.geom,
             ctaid: cta.ctaid,
             hw_warp: slot as u32,
-            sm_id: self.id,
+            sm_id: ctx.sm_id,
             n_sms: sh.cfg.sm.count,
             max_warps: sh.cfg.sm.max_warps,
             cycle,
@@ -231,8 +254,8 @@ impl Sm {
         let deps = &sh.prog.funcs[f.0 as usize].deps[pc];
         w.set_ready(deps.writes(), cycle + lat.max(1));
         w.instructions += 1;
-        self.stats.warp_instructions += 1;
-        self.stats.thread_instructions += ex.lanes.count_ones() as u64;
+        ctx.stats.warp_instructions += 1;
+        ctx.stats.thread_instructions += ex.lanes.count_ones() as u64;
         let mut done = IssueDone {
             completed: false,
             release: None,
@@ -300,9 +323,9 @@ impl Sm {
             }
         }
         if sh.trace {
-            self.events.push(WarpEvent {
+            ctx.events.push(WarpEvent {
                 cycle,
-                sm: self.id,
+                sm: ctx.sm_id,
                 cta: cta.ctaid,
                 warp: w.warp_in_cta,
                 func: func.name.clone(),
@@ -346,6 +369,7 @@ impl Sm {
                     }
                 }
                 w.set_ready(&[r.0], cycle + sh.cfg.latency.barrier as u64);
+                w.refresh_ready(sh.prog);
             }
             if let WarpState::Barrier(_) = w.state {
                 w.state = WarpState::Active;
@@ -426,6 +450,14 @@ impl Sm {
         }
         out
     }
+}
+
+/// The parts of the SM that issuing one warp's instruction touches.
+struct IssueCtx<'a> {
+    sm_id: u32,
+    cta: &'a mut Cta,
+    stats: &'a mut SmStats,
+    events: &'a mut Vec<WarpEvent>,
 }
 
 struct IssueDone {

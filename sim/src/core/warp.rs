@@ -47,6 +47,9 @@ pub struct Warp {
     pub state: WarpState,
     pub live: LiveTracker,
     pub instructions: u64,
+    /// Cycle from which the next instruction's registers are all ready (cached after every
+    /// change of pc or of a register's ready time, so schedulers only compare numbers).
+    pub next_ready: u64,
 }
 
 impl Warp {
@@ -101,6 +104,16 @@ impl Warp {
             local_base,
             ret_dst,
         });
+    }
+
+    /// Recompute `next_ready` for the instruction at the current pc.
+    pub fn refresh_ready(&mut self, prog: &super::program::Program) {
+        let f = self.func().0 as usize;
+        self.next_ready = match prog.funcs[f].deps.get(self.pc() as usize) {
+            Some(d) => self.regs_ready_at(d.reads(), d.writes()),
+            // Past the end of the body: issue reports the fault.
+            None => 0,
+        };
     }
 
     pub fn regs_ready_at(&self, reads: &[u32], writes: &[u32]) -> u64 {

@@ -23,6 +23,13 @@ pub enum Stall {
 }
 
 impl Stall {
+    pub const ALL: [Stall; 4] = [
+        Stall::Issued,
+        Stall::NotSelected,
+        Stall::Scoreboard,
+        Stall::Barrier,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Stall::Issued => "issued",
@@ -33,18 +40,26 @@ impl Stall {
     }
 }
 
+/// Per-SM counters, updated on the hot path (plain arrays, no maps).
 #[derive(Clone, Debug, Default)]
 pub struct SmStats {
     pub warp_instructions: u64,
     pub thread_instructions: u64,
-    pub stalls: BTreeMap<Stall, u64>,
+    /// Warp-cycles per `Stall` state, indexed by `Stall as usize`.
+    pub stalls: [u64; Stall::ALL.len()],
 }
 
 impl SmStats {
     #[inline]
     pub fn stall(&mut self, s: Stall, n: u64) {
-        if n > 0 {
-            *self.stalls.entry(s).or_insert(0) += n;
+        self.stalls[s as usize] += n;
+    }
+
+    fn add(&mut self, o: &SmStats) {
+        self.warp_instructions += o.warp_instructions;
+        self.thread_instructions += o.thread_instructions;
+        for (a, b) in self.stalls.iter_mut().zip(o.stalls) {
+            *a += b;
         }
     }
 }
@@ -73,6 +88,9 @@ pub struct KernelStats {
     pub counters: Counters,
     pub wall_seconds: f64,
     pub sms: Vec<SmReport>,
+    /// The summed counters, for totals across launches.
+    #[serde(skip)]
+    pub raw: SmStats,
 }
 
 fn counters(cycles: u64, warp_size: u32, s: &SmStats) -> Counters {
@@ -90,10 +108,9 @@ fn counters(cycles: u64, warp_size: u32, s: &SmStats) -> Counters {
         } else {
             s.thread_instructions as f64 / (s.warp_instructions * warp_size as u64) as f64
         },
-        stalls: s
-            .stalls
+        stalls: Stall::ALL
             .iter()
-            .map(|(k, v)| (k.name().to_string(), *v))
+            .map(|k| (k.name().to_string(), s.stalls[*k as usize]))
             .collect(),
     }
 }
@@ -109,11 +126,7 @@ impl KernelStats {
         let mut total = SmStats::default();
         let mut reports = Vec::new();
         for (id, s) in sms {
-            total.warp_instructions += s.warp_instructions;
-            total.thread_instructions += s.thread_instructions;
-            for (k, v) in &s.stalls {
-                *total.stalls.entry(*k).or_insert(0) += v;
-            }
+            total.add(s);
             reports.push(SmReport {
                 sm: id,
                 counters: counters(cycles, warp_size, s),
@@ -124,6 +137,7 @@ impl KernelStats {
             counters: counters(cycles, warp_size, &total),
             wall_seconds: wall,
             sms: reports,
+            raw: total,
         }
     }
 }
@@ -144,20 +158,7 @@ impl RunStats {
         let mut cycles = 0;
         for k in &kernels {
             cycles += k.counters.cycles;
-            s.warp_instructions += k.counters.warp_instructions;
-            s.thread_instructions += k.counters.thread_instructions;
-            for (name, v) in &k.counters.stalls {
-                let st = [
-                    Stall::Issued,
-                    Stall::NotSelected,
-                    Stall::Scoreboard,
-                    Stall::Barrier,
-                ]
-                .into_iter()
-                .find(|x| x.name() == name)
-                .unwrap_or(Stall::Issued);
-                *s.stalls.entry(st).or_insert(0) += v;
-            }
+            s.add(&k.raw);
         }
         let totals = counters(cycles, warp_size, &s);
         RunStats {

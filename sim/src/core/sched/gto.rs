@@ -15,7 +15,11 @@ impl WarpScheduler for Gto {
                 return Some(l);
             }
         }
-        let chosen = cands.iter().filter(|c| c.ready).min_by_key(|c| (c.age, c.slot))?.slot;
+        let chosen = cands
+            .iter()
+            .filter(|c| c.ready)
+            .min_by_key(|c| (c.age, c.slot))?
+            .slot;
         self.last = Some(chosen);
         Some(chosen)
     }
@@ -32,6 +36,9 @@ mod tests {
         let mut s = Gto::default();
         assert_eq!(s.pick(&[c(1, 5, false), c(2, 9, true)]), Some(2));
         assert_eq!(s.pick(&[c(1, 5, true), c(2, 9, true)]), Some(2));
-        assert_eq!(s.pick(&[c(1, 5, true), c(2, 9, false), c(3, 1, true)]), Some(3));
+        assert_eq!(
+            s.pick(&[c(1, 5, true), c(2, 9, false), c(3, 1, true)]),
+            Some(3)
+        );
     }
 }

@@ -14,7 +14,10 @@ impl WarpScheduler for Lrr {
             None => 0,
         };
         let n = cands.len();
-        let chosen = (0..n).map(|i| &cands[(start + i) % n]).find(|c| c.ready)?.slot;
+        let chosen = (0..n)
+            .map(|i| &cands[(start + i) % n])
+            .find(|c| c.ready)?
+            .slot;
         self.last = Some(chosen);
         Some(chosen)
     }

@@ -6,7 +6,13 @@ pub struct Oldest;
 
 impl WarpScheduler for Oldest {
     fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
-        Some(cands.iter().filter(|c| c.ready).min_by_key(|c| (c.age, c.slot))?.slot)
+        Some(
+            cands
+                .iter()
+                .filter(|c| c.ready)
+                .min_by_key(|c| (c.age, c.slot))?
+                .slot,
+        )
     }
 }
 

@@ -9,7 +9,9 @@ pub struct Random {
 
 impl Random {
     pub fn new(seed: u64, sm: u32, index: u32) -> Random {
-        let mut r = Random { state: seed ^ ((sm as u64) << 32 | index as u64) ^ 0x9E37_79B9_7F4A_7C15 };
+        let mut r = Random {
+            state: seed ^ ((sm as u64) << 32 | index as u64) ^ 0x9E37_79B9_7F4A_7C15,
+        };
         r.next();
         r
     }
