@@ -107,6 +107,8 @@ fn imm(bits: u64, ty: Type) -> String {
             let shift = 64 - t.bits();
             format!("{}", ((bits << shift) as i64) >> shift)
         }
+        // masks and other large bit patterns read better in hex
+        _ if bits > 0xFFFF => format!("0x{bits:X}"),
         _ => format!("{bits}"),
     }
 }

@@ -11,6 +11,7 @@ pub mod config;
 pub mod core;
 pub mod launch;
 pub mod mem;
+pub mod progress;
 pub mod run;
 pub mod simt;
 pub mod stats;

@@ -82,6 +82,7 @@ fn cmd_run(args: &RunArgs) -> i32 {
     };
     let opts = RunOptions {
         trace_warps: args.trace_warps.is_some(),
+        progress: true,
     };
     let out = match run_manifest_with(manifest, config, &sets, &opts) {
         Ok(o) => o,

@@ -83,6 +83,8 @@ pub fn load_config(
 pub struct RunOptions {
     /// Record a warp event per issued instruction (`RunOutput::events`).
     pub trace_warps: bool,
+    /// Show a progress line on stderr during long launches.
+    pub progress: bool,
 }
 
 /// Run a manifest with default options.
@@ -153,6 +155,7 @@ pub fn run_manifest_with(
             dynamic_shared: l.shared_bytes,
             params,
             trace: opts.trace_warps,
+            progress: opts.progress,
         };
         match run_launch(&prog, &cfg, &mut global, &consts, &spec) {
             Ok(r) => {

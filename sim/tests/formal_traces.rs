@@ -11,7 +11,16 @@ fn control_trace(manifest: &str, func: &str, pcs: std::ops::RangeInclusive<u32>)
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/formal")
         .join(manifest);
-    let out = run_manifest_with(&path, None, &[], &RunOptions { trace_warps: true }).unwrap();
+    let out = run_manifest_with(
+        &path,
+        None,
+        &[],
+        &RunOptions {
+            trace_warps: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(out.failures.is_empty(), "{:?}", out.failures);
     out.events
         .iter()

@@ -319,7 +319,6 @@ fn run_cases(
     install_hook();
     let (tx, rx) = mpsc::channel::<Option<String>>();
     let descs: Vec<String> = cases.iter().map(|c| c.0.clone()).collect();
-    let n = cases.len();
     let trace = std::env::var_os("GPUSIM_FUZZ_TRACE").is_some();
     std::thread::spawn(move || {
         for (desc, bytes) in cases {
@@ -340,17 +339,18 @@ fn run_cases(
         }
     });
     let mut problems = Vec::new();
-    for received in 0..n {
+    // Cases run in order, so the one without a result is the next description.
+    for desc in &descs {
         match rx.recv_timeout(HANG) {
             Ok(Some(p)) => problems.push(p),
             Ok(None) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => panic!(
                 "{what}: hang: no result within {HANG:?} for {}\nproblems so far:\n{}",
-                descs[received],
+                desc,
                 problems.join("\n")
             ),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                panic!("{what}: the worker died at {}", descs[received])
+                panic!("{what}: the worker died at {desc}")
             }
         }
     }
@@ -402,12 +402,14 @@ struct Tally(std::sync::Arc<[std::sync::atomic::AtomicUsize; 2]>);
 
 impl Tally {
     fn record(&self, r: Result<gpusim::RunOutput, gpusim::RunError>) -> Result<(), String> {
-        let i = r.is_err() as usize;
-        self.0[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.count(r.is_ok());
         match r {
             Ok(_) => Ok(()),
             Err(e) => check_run_error(&e),
         }
+    }
+    fn count(&self, ok: bool) {
+        self.0[!ok as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     fn assert_both(&self, what: &str) {
         let [ok, err] = [0, 1].map(|i| self.0[i].load(std::sync::atomic::Ordering::Relaxed));
@@ -453,9 +455,12 @@ fn corrupted_ptx_gives_errors() {
         }
     }
     let total = cases.len();
-    let problems = run_cases("ptx", cases, |bytes| {
+    let tally = Tally::default();
+    let t = tally.clone();
+    let problems = run_cases("ptx", cases, move |bytes| {
         let text = String::from_utf8_lossy(bytes);
         let checked = |e: gpusim_isa::PtxError| {
+            t.count(false);
             if e.message.trim().is_empty() || e.line < 1 {
                 Err(format!(
                     "{}:{}:{}: message {:?}",
@@ -469,10 +474,14 @@ fn corrupted_ptx_gives_errors() {
             Err(e) => checked(e),
             Ok(m) => match gpusim::core::Program::prepare(m) {
                 Err(e) => checked(e),
-                Ok(_) => Ok(()),
+                Ok(_) => {
+                    t.count(true);
+                    Ok(())
+                }
             },
         }
     });
+    tally.assert_both("PTX");
     report("PTX", total, problems);
 }
 

@@ -22,6 +22,8 @@ pub struct LaunchSpec {
     pub params: Vec<u8>,
     /// Record a warp event per issued instruction.
     pub trace: bool,
+    /// Show a progress line on stderr (only if it is a terminal and the run is long).
+    pub progress: bool,
 }
 
 /// What a completed launch produced.
@@ -76,7 +78,11 @@ pub fn run_launch(
     let mut cycle = 0u64;
     let mut epoch = 0u64;
     let started = std::time::Instant::now();
+    let mut progress = crate::progress::Progress::new(spec.progress);
     loop {
+        if cycle & 0xFFF == 0 {
+            progress.update(&geom.kernel, cycle, done_ctas, n_ctas);
+        }
         // Dispatch: CTAs in linear order, each to the next SM with room (round robin).
         let mut sm_i = (next_cta as usize) % sms.len();
         let mut tried = 0;
@@ -140,6 +146,7 @@ pub fn run_launch(
             }
         }
     }
+    progress.finish();
     let wall = started.elapsed().as_secs_f64();
     let stats = KernelStats::collect(
         &geom.kernel,

@@ -214,6 +214,14 @@ impl LoadedManifest {
                 "at least one launch is required".into(),
             ));
         }
+        for (i, l) in manifest.launches.iter().enumerate() {
+            if l.cluster.is_some_and(|c| c.count() != 1) {
+                return Err(err(
+                    format!("launches[{i}].cluster"),
+                    "thread-block clusters are not modelled yet; use [1, 1, 1] or leave `cluster` out".into(),
+                ));
+            }
+        }
         for (i, c) in manifest.checks.iter().enumerate() {
             if !manifest.buffers.contains_key(&c.buffer) {
                 let names: Vec<&String> = manifest.buffers.keys().collect();
