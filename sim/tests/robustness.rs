@@ -72,6 +72,9 @@ const NASTY_NUMBERS: &[&str] = &[
     "0xffffffffffffffffff",
 ];
 
+/// Bytes that mean something to the PTX lexer or to YAML.
+const PUNCT: &[u8] = b" \n\t{}[]();,.:<>-%$@!\"'#&*|";
+
 /// Token spans: maximal runs of identifier-like characters, or single other non-space bytes.
 fn tokens(src: &[u8]) -> Vec<(usize, usize)> {
     let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'%' | b'$');
@@ -240,7 +243,7 @@ fn mutate_once(src: &[u8], rng: &mut Rng) -> (String, Vec<u8>) {
                 let p = rng.below(src.len());
                 let b = match rng.below(3) {
                     0 => src[p] ^ (1 << rng.below(8)),
-                    1 => b" \n\t{}[]();,.:<>-%$@!\"'#&*|"[rng.below(26)],
+                    1 => PUNCT[rng.below(PUNCT.len())],
                     _ => rng.next() as u8,
                 };
                 let mut out = src.to_vec();
@@ -590,4 +593,88 @@ fn mutations_are_deterministic_and_varied() {
     );
     assert_eq!(swap(b"ab cd ef", (0, 2), (6, 8)), b"ef cd ab");
     assert_eq!(numbers(b"x -12 y7"), vec![(2, 5), (7, 8)]);
+}
+
+/// The inputs that used to panic or abort, each pinned down (found by the mutations above).
+#[test]
+fn former_panics_are_errors() {
+    let dir = scratch("regressions");
+    let ptx = root().join("traces/kernels/vecadd/vecadd.ptx");
+    let run = |name: &str,
+               grid: &str,
+               block: &str,
+               shape: &str,
+               init: &str,
+               set: &[(&str, &str)]| {
+        let text = format!(
+            "kernel: {}\nlaunches:\n  - entry: vecadd\n    grid: {grid}\n    block: {block}\n    args: [a, a, a, 8]\nbuffers:\n  a: {{ dtype: i32, shape: {shape}, init: {init} }}\n",
+            ptx.display()
+        );
+        let p = dir.join(format!("{name}.yaml"));
+        std::fs::write(&p, text).unwrap();
+        let mut sets = cli_set();
+        sets.extend(set.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        gpusim::run_manifest(&p, None, &sets)
+    };
+    // The baseline runs.
+    run("ok", "[1]", "[32]", "[8]", "zeros", &[]).expect("baseline runs");
+    // A block of 2^32 threads overflowed u32 (gpu.rs): now the launch does not fit.
+    match run("block", "[1]", "[65536, 65536, 1]", "[8]", "zeros", &[]) {
+        Err(gpusim::RunError::Fault(f)) => {
+            assert_eq!(f.kind, gpusim::core::FaultKind::Launch, "{f}");
+            assert!(f.message.contains("sm.max_threads"), "{f}");
+        }
+        other => panic!("expected a launch fault, got {:?}", other.err()),
+    }
+    // 2^96 CTAs overflowed u64 (gpu.rs): now the count saturates and the watchdog stops it.
+    match run(
+        "grid",
+        "[4294967295, 4294967295, 4294967295]",
+        "[32]",
+        "[8]",
+        "zeros",
+        &[],
+    ) {
+        Err(gpusim::RunError::Fault(f)) => {
+            assert_eq!(f.kind, gpusim::core::FaultKind::Watchdog, "{f}")
+        }
+        other => panic!("expected a watchdog fault, got {:?}", other.err()),
+    }
+    // Buffer sizes overflowed usize or exhausted memory (launch/mod.rs): now a manifest error.
+    for shape in [
+        "[9223372036854775807]",
+        "[4294967296, 4294967296]",
+        "[2147483648]",
+    ] {
+        match run("shape", "[1]", "[32]", shape, "zeros", &[]) {
+            Err(gpusim::RunError::Manifest(e)) => {
+                assert_eq!(e.path, "buffers.a.shape", "{e}");
+                assert!(e.message.contains("MiB"), "{e}");
+            }
+            other => panic!("{shape}: expected a manifest error, got {:?}", other.err()),
+        }
+    }
+    // An integer `random` init with a huge range overflowed i128/u128 (launch/init.rs).
+    for (low, high) in [("0", "1e308"), ("1e308", "1e308"), ("-1e308", "1e308")] {
+        let init = format!("{{ random: {{ seed: 1, low: {low}, high: {high} }} }}");
+        run("random", "[1]", "[32]", "[8]", &init, &[]).expect("a huge random range runs");
+    }
+    // Huge slot counts aborted on allocation (config/mod.rs): now a config error naming the key.
+    for key in ["sm.count", "sm.max_warps", "sm.max_ctas", "sm.schedulers"] {
+        match run(
+            "slots",
+            "[1]",
+            "[32]",
+            "[8]",
+            "zeros",
+            &[(key, "2147483647")],
+        ) {
+            Err(gpusim::RunError::Config(e)) => {
+                assert_eq!(e.path, key, "{e}");
+                assert!(e.message.contains("at most"), "{e}");
+            }
+            other => panic!("{key}: expected a config error, got {:?}", other.err()),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -740,6 +740,364 @@ def gen_shfl_segments():
     save(t, "expected_out", out.reshape(-1))
 
 
+# =============================================================================================
+# half_cvt, bf16_sm80: exact arithmetic on 16-bit floats, rounded once
+# =============================================================================================
+
+def fsign(b, fmt):
+    ebits, fbits = FMT[fmt]
+    return (b >> (ebits + fbits)) & 1
+
+
+def exact(b, fmt):
+    v = bits_value(b, fmt)
+    assert not isinstance(v, float), "finite operands only"
+    return v
+
+
+def zero_or(v, neg_zero):
+    """v if nonzero, else a signed float zero for round_to_bits."""
+    return v if v != 0 else (-0.0 if neg_zero else 0.0)
+
+
+def add_ref(x, y, fmt):
+    """IEEE add, round to nearest even; an exact zero is -0 only if both operands are -0."""
+    s = exact(x, fmt) + exact(y, fmt)
+    return round_to_bits(zero_or(s, fsign(x, fmt) and fsign(y, fmt) and s == 0), fmt)
+
+
+def mul_ref(x, y, fmt):
+    p = exact(x, fmt) * exact(y, fmt)
+    neg = fsign(x, fmt) ^ fsign(y, fmt)
+    if p == 0:
+        return round_to_bits(-0.0 if neg else 0.0, fmt)
+    return round_to_bits(p, fmt)        # an underflow to zero keeps the sign of p
+
+
+def fma_ref(x, y, z, fmt):
+    p = exact(x, fmt) * exact(y, fmt)
+    s = p + exact(z, fmt)
+    pneg = fsign(x, fmt) ^ fsign(y, fmt)
+    if s == 0:
+        both_neg_zero = p == 0 and pneg and fsign(z, fmt)
+        return round_to_bits(-0.0 if both_neg_zero else 0.0, fmt)
+    return round_to_bits(s, fmt)
+
+
+def f32_exact(x):
+    """A float32 input as an exact Fraction or a signed float zero / inf."""
+    x = float(np.float32(x))
+    if math.isinf(x) or x == 0.0:
+        return x
+    return Fraction(x)
+
+
+def f16_bits_of(v):
+    return int(np.array([v], dtype=np.float16).view(np.uint16)[0])
+
+
+def h(v):
+    """f16 bit pattern of an exactly representable value."""
+    b = round_to_bits(Fraction(v) if v != 0 else float(v), "f16")
+    assert bits_value(b, "f16") == v
+    return b
+
+
+def gen_half_cvt():
+    t = "half_cvt"
+    n = 64
+    rng = np.random.default_rng(8001)
+    inf, nan = float("inf"), float("nan")
+    P = lambda e: 2.0 ** e
+    x = [1 + P(-11), 1 + 3 * P(-11), 65504.0, 65519.99, 65520.0, 1e6, -1e6, P(-24), P(-25),
+         3 * P(-26), 6.1e-5, -0.0, 0.0, -inf, inf, -1 - P(-11), 0.1, -0.3, 2049.0, 2051.0,
+         P(-14), -P(-24) * 1.5, 1e-9]
+    x += [float(v) for v in rng.uniform(-100, 100, n - len(x))]
+    x32 = np.array(x, dtype=np.float32)
+    xr = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, -0.4, 0.49999997, 1e10, 3.4e38, 8388609.0,
+          -8388607.5, inf, -inf, 0.0, -0.0, 4194303.5, 2.5000002]
+    xr += [float(v) for v in rng.uniform(-50, 50, n - len(xr))]
+    xr32 = np.array(xr, dtype=np.float32)
+    xs = [nan, inf, -inf, 1e6, -1e6, 1.0, float(np.uint32(0xFFC00001).view(np.float32))]
+    xs += [float(v) for v in rng.uniform(-10, 10, n - len(xs))]
+    xs32 = np.array(xs, dtype=np.float32)
+    iv = [0, 1, 127, 128, 255, 256, 300, -1, -128, -129, INT_MIN, INT_MAX, 0x1FF, -300, 0x180,
+          -255, 200, 0x12345680]
+    iv += [int(v) for v in rng.integers(-400, 400, n - len(iv))]
+    ivs = np.array(iv, dtype=np.int32)
+
+    one_p = 1 + P(-10)
+    one_m = 1 - P(-11)
+    rows = [  # (h1, h2, h3)
+        (1.0, P(-11), 0.0),
+        (60000.0, 60000.0, 1.0),
+        (P(-14), P(-10), 0.0),
+        (P(-14), 0.5, P(-24)),
+        (P(-24), 0.5, -P(-24)),
+        (-0.0, -0.0, -0.0),
+        (-1.0, 1.0, 1.0),
+        (1.0, -0.0, -0.0),
+        (65504.0, 1.0, 16.0),
+        (one_p, one_p, -1.0),
+        (one_p, 1 - P(-10), -1.0),
+        (1.0 + 3 * P(-10), 1.0, P(-11)),
+        (-3.0, 7.0, 21.0),
+        (0.1015625, 3.0, -0.3046875),
+    ]
+    h1 = [h(r[0]) for r in rows]
+    h2 = [h(r[1]) for r in rows]
+    h3 = [h(r[2]) for r in rows]
+    for _ in range(n - len(rows)):
+        h1.append(f16_bits_of(rng.uniform(-8, 8)))
+        h2.append(f16_bits_of(rng.uniform(-8, 8)))
+        h3.append(f16_bits_of(rng.uniform(-8, 8)))
+    srows = [(inf, -inf), (nan, 1.0), (inf, 1.0), (-inf, -1.0), (1.0, 2.0), (65504.0, 65504.0),
+             (-0.0, 0.0)]
+    s1 = [f16_bits_of(r[0]) for r in srows] + [f16_bits_of(v) for v in rng.uniform(-8, 8, n - len(srows))]
+    s2 = [f16_bits_of(r[1]) for r in srows] + [f16_bits_of(v) for v in rng.uniform(-8, 8, n - len(srows))]
+    for name, arr in [("x", x32), ("xr", xr32), ("xs", xs32), ("iv", ivs),
+                      ("h1", np.array(h1, dtype=np.uint16)), ("h2", np.array(h2, dtype=np.uint16)),
+                      ("h3", np.array(h3, dtype=np.uint16)), ("s1", np.array(s1, dtype=np.uint16)),
+                      ("s2", np.array(s2, dtype=np.uint16))]:
+        save(t, name, arr)
+
+    o16 = np.zeros((n, 8), dtype=np.uint16)
+    o32 = np.zeros((n, 8), dtype=np.uint32)
+    sp = np.zeros((n, 2), dtype=np.float16)
+    for i in range(n):
+        xv = f32_exact(x32[i])
+        o16[i, 0] = round_to_bits(xv, "f16", "rn")
+        o16[i, 1] = round_to_bits(xv, "f16", "rz")
+        a, b, c = h1[i], h2[i], h3[i]
+        o16[i, 2] = add_ref(a, b, "f16")
+        o16[i, 3] = mul_ref(a, b, "f16")
+        o16[i, 4] = fma_ref(a, b, c, "f16")
+        o16[i, 5] = add_ref(a, c, "f16")          # lo: h1 + h3
+        o16[i, 6] = add_ref(b, a, "f16")          # hi: h2 + h1
+        v = iv[i]
+        sat8 = min(max(v, -128), 127)
+        o16[i, 7] = sat8 & 0xFFFF                 # sign-extended into the .b16 register
+        o32[i, 0] = round_to_bits(zero_or(exact(a, "f16"), fsign(a, "f16")), "f32")
+        o32[i, 1] = v & 0xFF                      # cvt.u8.u32: chop, zero-extend
+        o32[i, 2] = s32(((v & 0xFF) ^ 0x80) - 0x80) & M32   # cvt.s8.s32: chop, sign-extend
+        o32[i, 3] = min(max(v, 0), 255)
+        o32[i, 4] = sat8 & M32
+        r = float(xr32[i])
+        if math.isinf(r):
+            o32[i, 5] = f32_bits(r)
+        else:
+            ri = round(r)                         # Python rounds ties to even
+            o32[i, 5] = f32_bits(math.copysign(float(ri), r) if ri == 0 else float(ri))
+        o32[i, 6] = mul_ref(a, c, "f16") | (mul_ref(b, a, "f16") << 16)
+        o32[i, 7] = fma_ref(a, c, b, "f16") | (fma_ref(b, a, c, "f16") << 16)
+        with np.errstate(all="ignore"):
+            sp[i, 0] = np.float16(xs32[i])        # numpy float32 -> float16: round to nearest even
+        sv1, sv2 = np.uint16(s1[i]).view(np.float16), np.uint16(s2[i]).view(np.float16)
+        with np.errstate(all="ignore"):
+            sp[i, 1] = np.float16(np.float64(sv1) + np.float64(sv2))   # exact in f64, one rounding
+    save(t, "expected_o16", o16.reshape(-1))
+    save(t, "expected_o32", o32.reshape(-1))
+    save(t, "expected_sp", sp.reshape(-1))
+
+
+
+def bf(v):
+    """bf16 bit pattern of an exactly representable value."""
+    b = round_to_bits(Fraction(v) if v != 0 else float(v), "bf16")
+    assert bits_value(b, "bf16") == v
+    return b
+
+
+def minmax_ref(x, y, fmt, want_max):
+    """max/min.{f16,bf16}: a NaN operand yields the other operand (both finite here or one NaN)."""
+    if is_nan_bits(x, fmt):
+        return y
+    if is_nan_bits(y, fmt):
+        return x
+    vx, vy = bits_value(x, fmt), bits_value(y, fmt)
+    if want_max:
+        return x if vx > vy else y
+    return x if vx < vy else y
+
+
+def gen_bf16_sm80():
+    t = "bf16_sm80"
+    n = 64
+    rng = np.random.default_rng(9001)
+    inf, nan = float("inf"), float("nan")
+    P = lambda e: 2.0 ** e
+    FLT_MAX = float(np.finfo(np.float32).max)
+    x = [1 + P(-8), 1 + 3 * P(-8), FLT_MAX, -FLT_MAX, 3.3895e38, 1e-40, -1e-40, P(-133),
+         P(-134), 3 * P(-135), -0.0, 0.0, inf, -inf, 1.0, -1 - P(-8), 0.1, 1 + P(-8) + P(-20),
+         255.5, 257.0]
+    x += [float(v) for v in rng.uniform(-1000, 1000, n - len(x))]
+    x32 = np.array(x, dtype=np.float32)
+    xs = [nan, inf, -inf, FLT_MAX, -FLT_MAX, float(np.uint32(0xFF800001).view(np.float32))]
+    xs += [float(v) for v in rng.uniform(-10, 10, n - len(xs))]
+    xs32 = np.array(xs, dtype=np.float32)
+    rows = [
+        (1.0, P(-8), 1.0),
+        (1 + P(-7), 1 + P(-7), -1.0),
+        (1 + P(-7), 1 - P(-7), -1.0),
+        (P(127), 10.0, 0.0),
+        (P(-126), 0.25, 0.0),
+        (-0.0, 5.0, -0.0),
+        (2.0, 3.0, -6.0),
+        (-1.5, 2.5, 0.375),
+    ]
+    b1 = [bf(r[0]) for r in rows]
+    b2 = [bf(r[1]) for r in rows]
+    b3 = [bf(r[2]) for r in rows]
+    rnd_bf = lambda lo, hi: round_to_bits(Fraction(float(rng.uniform(lo, hi))), "bf16")
+    for _ in range(n - len(rows)):
+        b1.append(rnd_bf(-8, 8))
+        b2.append(rnd_bf(-8, 8))
+        b3.append(rnd_bf(-8, 8))
+    mrows = [(nan, 1.0), (1.0, nan), (-inf, 3.0), (inf, -inf), (2.0, 2.0), (-1.0, -2.0),
+             (65504.0, -65504.0), (P(-24), P(-23))]
+    m1 = [f16_bits_of(r[0]) for r in mrows] + [f16_bits_of(v) for v in rng.uniform(-8, 8, n - len(mrows))]
+    m2 = [f16_bits_of(r[1]) for r in mrows] + [f16_bits_of(v) for v in rng.uniform(-8, 8, n - len(mrows))]
+    for name, arr in [("x", x32), ("xs", xs32), ("b1", np.array(b1, dtype=np.uint16)),
+                      ("b2", np.array(b2, dtype=np.uint16)), ("b3", np.array(b3, dtype=np.uint16)),
+                      ("m1", np.array(m1, dtype=np.uint16)), ("m2", np.array(m2, dtype=np.uint16))]:
+        save(t, name, arr)
+
+    o16 = np.zeros((n, 8), dtype=np.uint16)
+    o32 = np.zeros((n, 2), dtype=np.uint32)
+    sp = np.zeros(n, dtype=np.float32)
+    for i in range(n):
+        xv = f32_exact(x32[i])
+        rn = round_to_bits(xv, "bf16", "rn")
+        o16[i, 0] = rn
+        o16[i, 1] = round_to_bits(xv, "bf16", "rz")
+        a, b, c = b1[i], b2[i], b3[i]
+        o16[i, 2] = fma_ref(a, b, c, "bf16")
+        o16[i, 3] = minmax_ref(m1[i], m2[i], "f16", True)
+        o16[i, 4] = minmax_ref(m1[i], m2[i], "f16", False)
+        o16[i, 5] = minmax_ref(a, b, "bf16", True)
+        o16[i, 6] = fma_ref(a, b, c, "bf16")      # lo: b1*b2 + b3
+        o16[i, 7] = fma_ref(b, c, a, "bf16")      # hi: b2*b3 + b1
+        o32[i, 0] = a << 16                        # bf16 is the upper half of an f32
+        o32[i, 1] = rn << 16
+        s = float(xs32[i])
+        if math.isnan(s):
+            sp[i] = np.nan
+        else:
+            sp[i] = bits_f32(round_to_bits(f32_exact(s), "bf16", "rn") << 16)
+    save(t, "expected_o16", o16.reshape(-1))
+    save(t, "expected_o32", o32.reshape(-1))
+    save(t, "expected_sp", sp)
+
+
+# =============================================================================================
+# mem_spaces
+# =============================================================================================
+
+def gen_mem_spaces():
+    t = "mem_spaces"
+    n = 128
+    rng = np.random.default_rng(10001)
+    inp = rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    in4 = rng.integers(0, 1 << 32, size=4 * n, dtype=np.uint64).astype(np.uint32)
+    save(t, "inp", inp)
+    save(t, "in4", in4)
+    gtab = [1, 2, 3, 0xFFFFFFFF, 0x80000000, 7, 8, 9]      # the initialisers in mem_spaces.ptx
+    gsh = [-1, 2, -3, 32767]
+    ctab = [10, -20, 30, -40, 50, -60]
+    out = np.zeros((n, 18), dtype=np.uint32)
+    for g in range(n):
+        blk, tt = divmod(g, 64)
+        out[g, 0] = gtab[g % 8]
+        out[g, 1] = gtab[3]
+        out[g, 2] = ctab[g % 6] & M32
+        out[g, 3] = ctab[2]
+        out[g, 4] = 0x40490FDB
+        out[g, 5] = gsh[g % 4] & M32
+        out[g, 6] = 1
+        out[g, 7] = inp[5]
+        out[g, 8] = inp[2]
+        out[g, 9] = inp[3]
+        out[g, 10] = inp[g]
+        out[g, 11] = (3 * int(inp[blk * 64 + (tt ^ 1)])) & M32
+        out[g, 12] = (int(inp[blk * 64 + (tt ^ 3)]) + 1) & M32
+        out[g, 13] = g * 7
+        out[g, 14] = g * 5
+        out[g, 15] = gtab[2]
+        out[g, 16] = (g ^ 1) + 100
+        out[g, 17] = (g ^ 1) + 200
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_fout", in4.astype(np.float32))        # round to nearest even
+    save(t, "expected_seen", np.ones(n, dtype=np.uint32))
+    d = f64_bits(-2.25)
+    save(t, "expected_back", np.array([n, 99, d & M32, d >> 32], dtype=np.uint32))
+
+
+# =============================================================================================
+# atomics_more
+# =============================================================================================
+
+def atom_inc(r, b):
+    return 0 if r >= b else r + 1
+
+
+def atom_dec(r, b):
+    return b if (r == 0 or r > b) else r - 1
+
+
+def gen_atomics_more():
+    t = "atomics_more"
+    n, blk = 128, 64
+    rng = np.random.default_rng(11001)
+    v = rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    v[3] = 0x80000000            # the most negative s32 and ...
+    v[90] = 0xFFFFFFFF           # ... the largest u32
+    save(t, "v", v)
+    gsum = sum(g + 1 for g in range(n)) & M32
+    gmin = min([INT_MAX] + [s32(int(x)) for x in v]) & M32
+    gmax = max([0] + [int(x) for x in v])
+    gor = 0
+    gand = M32
+    gxor = 0
+    for g in range(n):
+        gor |= (1 << (g % 32)) | (0x80000000 if g == 77 else 0)
+        gand &= ~(1 << (g % 32)) & M32
+        gxor ^= (g * 0x01010101) & M32
+    save(t, "expected_gred", np.array([gsum, gmin, gmax, gor, gand, gxor], dtype=np.uint32))
+    save(t, "expected_g64", np.array([(5 + sum(g << 33 for g in range(n))) & M64], dtype=np.uint64))
+    fsum = Fraction(1, 2) + sum(Fraction(g, 8) - 3 for g in range(n))
+    save(t, "expected_fsum", np.array([float(fsum)], dtype=np.float64))
+
+    out = np.zeros((n, 4), dtype=np.uint32)
+    res = np.zeros((2, 32), dtype=np.uint32)
+    for b in range(2):
+        for tt in range(blk):
+            g = b * blk + tt
+            out[g, 0] = tt
+            out[g, 1] = 2 * (tt ^ 1)
+            out[g, 2] = 1000 + tt if tt % 2 == 0 else tt
+            out[g, 3] = 500 + (tt ^ 1)
+        res[b, 0] = sum(b * blk + tt for tt in range(blk))
+        # 64 incs / decs with bound 9: the sequence of old values is fixed even though which
+        # lane gets which old value is not; only the final value and the histogram are checked
+        r, hist = 0, [0] * 10
+        for _ in range(blk):
+            hist[r] += 1
+            r = atom_inc(r, 9)
+        res[b, 1] = r
+        res[b, 8:18] = hist
+        r, hist = 0, [0] * 10
+        for _ in range(blk):
+            hist[r] += 1
+            r = atom_dec(r, 9)
+        res[b, 2] = r
+        res[b, 18:28] = hist
+        res[b, 3] = sum(tt + 1 for tt in range(blk))
+        res[b, 4], res[b, 5] = 50, atom_inc(50, 9)
+        res[b, 6], res[b, 7] = 50, atom_dec(50, 9)
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_res", res.reshape(-1))
+
+
 TRACES = {
     "warp_match": gen_warp_match,
     "sfu_approx": gen_sfu_approx,
@@ -749,6 +1107,10 @@ TRACES = {
     "bitfield_prmt": gen_bitfield_prmt,
     "setp_minmax": gen_setp_minmax,
     "shfl_segments": gen_shfl_segments,
+    "half_cvt": gen_half_cvt,
+    "bf16_sm80": gen_bf16_sm80,
+    "mem_spaces": gen_mem_spaces,
+    "atomics_more": gen_atomics_more,
 }
 
 
