@@ -1098,6 +1098,99 @@ def gen_atomics_more():
     save(t, "expected_res", res.reshape(-1))
 
 
+# =============================================================================================
+# barriers
+# =============================================================================================
+
+def gen_barriers():
+    t = "barriers"
+    nb, bs = 2, 128
+    out = np.full((nb * bs, 5), 0xDEADBEEF, dtype=np.uint32)
+    data = np.zeros(nb * 32, dtype=np.uint32)
+    for b in range(nb):
+        base = b * bs
+        for tt in range(bs):
+            g, l, w = base + tt, tt % 32, tt // 32
+            out[g, 0] = 3 * (base + (tt + 37) % 128)
+            out[g, 1] = 5 * (base + 127 - tt) + 1
+            if w < 2:
+                out[g, 2] = (base + 63 - tt) + 11
+            else:
+                out[g, 2] = (base + 64 + ((tt - 64) ^ 5)) + 22
+            if w == 1:
+                out[g, 3] = 7 * (base + 31 - l)
+            elif w == 0:                      # sQ[l] = sP[l] + 1, written by consumer lane 31-l
+                out[g, 3] = 7 * (base + l) + 1
+            if w == 3:
+                out[g, 4] = 9 * (base + 64 + l)
+            elif w == 2:
+                out[g, 4] = 13 * (base + 96 + l)
+        for l in range(32):
+            data[b * 32 + l] = 9 * (base + 64 + l)
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_data", data)
+
+
+# =============================================================================================
+# sregs
+# =============================================================================================
+
+def gen_sregs():
+    t = "sregs"
+    gx, gy, bs = 3, 2, 48
+    out = np.zeros((gx * gy * bs, 16), dtype=np.uint32)
+    for cy in range(gy):
+        for cx in range(gx):
+            for tt in range(bs):
+                f = (cy * gx + cx) * bs + tt
+                l = tt % WARP
+                row = out[f]
+                row[0] = l
+                row[1] = 1 << l
+                row[2] = (1 << (l + 1)) - 1
+                row[3] = (1 << l) - 1
+                row[4] = (M32 << l) & M32
+                row[5] = (M32 << (l + 1)) & M32
+                row[6], row[7], row[8] = gx, gy, 1
+                row[9] = 768
+                row[10] = 256 + 768
+                row[11] = row[12] = row[13] = row[14] = 1
+                row[15] = bs + 1000 * cx + 100000 * cy
+    save(t, "expected_out", out.reshape(-1))
+
+
+# =============================================================================================
+# calls_brx
+# =============================================================================================
+
+def gen_calls_brx():
+    t = "calls_brx"
+    n = 128
+    rng = np.random.default_rng(12001)
+    a = rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    b[::7] = rng.integers(1, 100, size=len(b[::7]))   # small divisors
+    b[5] = 0
+    b[40] = 0
+    b[41] = 1
+    a[42] = 0xFFFFFFFF
+    b[42] = 0xFFFFFFFF
+    save(t, "a", a)
+    save(t, "b", b)
+    out = np.zeros((n, 6), dtype=np.uint32)
+    for g in range(n):
+        x, y = int(a[g]), int(b[g])
+        if y == 0:
+            out[g, 0:4] = M32
+        else:
+            p = x * y
+            out[g, 0], out[g, 1] = x // y, x % y
+            out[g, 2], out[g, 3] = p & M32, p >> 32
+        out[g, 4] = [(x + y), (x - y), (x * y)][g % 3] & M32
+        out[g, 5] = [x + 100, 3 * x, x ^ y, x >> 3, y - 7][g % 5] & M32
+    save(t, "expected_out", out.reshape(-1))
+
+
 TRACES = {
     "warp_match": gen_warp_match,
     "sfu_approx": gen_sfu_approx,
@@ -1111,6 +1204,9 @@ TRACES = {
     "bf16_sm80": gen_bf16_sm80,
     "mem_spaces": gen_mem_spaces,
     "atomics_more": gen_atomics_more,
+    "barriers": gen_barriers,
+    "sregs": gen_sregs,
+    "calls_brx": gen_calls_brx,
 }
 
 

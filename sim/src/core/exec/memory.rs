@@ -1,0 +1,303 @@
+//! Memory instructions: ld, st, atom/red, with the generic-address windows, bounds and
+//! alignment faults, and per-lane local memory.
+
+use super::*;
+
+impl<'a> ExecEnv<'a> {
+    pub(super) fn exec_memory(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+    ) -> Result<(), Fault> {
+        match &inst.op {
+            Op::Ld {
+                space, ty, d, addr, ..
+            } => self.exec_ld(w, inst, exec, *space, *ty, d, addr)?,
+            Op::St {
+                space,
+                ty,
+                addr,
+                src,
+                ..
+            } => {
+                let size = ty.size();
+                for l in lanes(exec) {
+                    let (sp, base) = self.effective(w, *space, addr, l);
+                    if base % (size as u64 * src.len as u64) != 0 {
+                        return Err(self.fault(
+                            w,
+                            inst,
+                            l,
+                            FaultKind::Misaligned,
+                            format!(
+                                "misaligned {}-byte {} store at {base:#x}",
+                                size * src.len as u32,
+                                sp.name()
+                            ),
+                        ));
+                    }
+                    for (i, s) in src.as_slice().iter().enumerate() {
+                        let v = self.val(w, s, l);
+                        let at = Access {
+                            lane: l,
+                            space: sp,
+                            addr: base + (i as u64) * size as u64,
+                            size,
+                        };
+                        self.store(w, inst, at, v & mask_bytes(size))?;
+                    }
+                }
+            }
+            Op::Atom {
+                space,
+                op,
+                ty,
+                d,
+                addr,
+                b,
+                c,
+            } => {
+                let size = ty.size();
+                // Lanes of one warp are serialised in lane order: a valid refinement of the
+                // formal model, which allows any order (§2.7).
+                for l in lanes(exec) {
+                    let (sp, a) = self.effective(w, *space, addr, l);
+                    if !matches!(sp, Space::Global | Space::Shared) {
+                        return Err(self.fault(
+                            w,
+                            inst,
+                            l,
+                            FaultKind::OutOfBounds,
+                            format!("atomic on {} space at {a:#x}", sp.name()),
+                        ));
+                    }
+                    let at = Access {
+                        lane: l,
+                        space: sp,
+                        addr: a,
+                        size,
+                    };
+                    let old = self.load(w, inst, at)?;
+                    let bv = self.val(w, b, l);
+                    let cv = c.map(|c| self.val(w, &c, l)).unwrap_or(0);
+                    let new = sem::atomic(*op, *ty, old, bv, cv);
+                    self.store(w, inst, at, new & mask_bytes(size))?;
+                    if let Some(d) = d {
+                        w.write(d.0, l, old);
+                    }
+                }
+            }
+            _ => unreachable!("`execute` dispatches only memory instructions here"),
+        }
+        Ok(())
+    }
+
+    fn load(&mut self, w: &mut Warp, inst: &Inst, at: Access) -> Result<u64, Fault> {
+        let Access {
+            lane,
+            space,
+            addr,
+            size,
+        } = at;
+        let n = size as u64;
+        if addr % n != 0 {
+            return Err(self.fault(
+                w,
+                inst,
+                lane,
+                FaultKind::Misaligned,
+                format!(
+                    "misaligned {size}-byte {} load at address {addr:#x}",
+                    space.name()
+                ),
+            ));
+        }
+        let oob = |env: &Self, w: &Warp| {
+            env.fault(
+                w,
+                inst,
+                lane,
+                FaultKind::OutOfBounds,
+                format!(
+                    "out-of-bounds {size}-byte {} load at address {addr:#x}",
+                    space.name()
+                ),
+            )
+        };
+        let bytes: &[u8] = match space {
+            Space::Global | Space::Generic => {
+                self.global.bytes(addr, n).ok_or_else(|| oob(self, w))?
+            }
+            Space::Shared => self
+                .shared
+                .get(addr as usize..(addr + n) as usize)
+                .ok_or_else(|| oob(self, w))?,
+            Space::Const => self
+                .consts
+                .get(addr as usize..(addr + n) as usize)
+                .ok_or_else(|| oob(self, w))?,
+            Space::Param => self
+                .params
+                .get(addr as usize..(addr + n) as usize)
+                .ok_or_else(|| oob(self, w))?,
+            Space::Local => {
+                if addr + n > self.local_limit as u64 {
+                    return Err(oob(self, w));
+                }
+                let l = &mut w.local[lane];
+                if l.len() < (addr + n) as usize {
+                    l.resize((addr + n) as usize, 0);
+                }
+                return Ok(load_le(&l[addr as usize..(addr + n) as usize]));
+            }
+        };
+        Ok(load_le(bytes))
+    }
+
+    fn store(&mut self, w: &mut Warp, inst: &Inst, at: Access, v: u64) -> Result<(), Fault> {
+        let Access {
+            lane,
+            space,
+            addr,
+            size,
+        } = at;
+        let n = size as u64;
+        if addr % n != 0 {
+            return Err(self.fault(
+                w,
+                inst,
+                lane,
+                FaultKind::Misaligned,
+                format!(
+                    "misaligned {size}-byte {} store at address {addr:#x}",
+                    space.name()
+                ),
+            ));
+        }
+        let oob = |env: &Self, w: &Warp| {
+            env.fault(
+                w,
+                inst,
+                lane,
+                FaultKind::OutOfBounds,
+                format!(
+                    "out-of-bounds {size}-byte {} store at address {addr:#x}",
+                    space.name()
+                ),
+            )
+        };
+        let slot: &mut [u8] = match space {
+            Space::Global | Space::Generic => {
+                if self.global.bytes(addr, n).is_none() {
+                    return Err(oob(self, w));
+                }
+                self.global
+                    .bytes_mut(addr, n)
+                    .expect("bounds checked above")
+            }
+            Space::Shared => {
+                let len = self.shared.len();
+                if addr + n > len as u64 {
+                    return Err(oob(self, w));
+                }
+                &mut self.shared[addr as usize..(addr + n) as usize]
+            }
+            Space::Local => {
+                if addr + n > self.local_limit as u64 {
+                    return Err(oob(self, w));
+                }
+                let l = &mut w.local[lane];
+                if l.len() < (addr + n) as usize {
+                    l.resize((addr + n) as usize, 0);
+                }
+                let slot = &mut l[addr as usize..(addr + n) as usize];
+                if load_le(slot) != v & mask_bytes(size) {
+                    *self.epoch += 1;
+                }
+                store_le(slot, v);
+                return Ok(());
+            }
+            Space::Const | Space::Param => {
+                return Err(self.fault(
+                    w,
+                    inst,
+                    lane,
+                    FaultKind::OutOfBounds,
+                    format!("store to read-only {} space at {addr:#x}", space.name()),
+                ));
+            }
+        };
+        if load_le(slot) != v & mask_bytes(size) {
+            *self.epoch += 1;
+        }
+        store_le(slot, v);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn exec_ld(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+        space: Space,
+        ty: Type,
+        d: &RegVec,
+        addr: &Address,
+    ) -> Result<(), Fault> {
+        let size = ty.size();
+        let f = self.prog.module.function(w.func());
+        for l in lanes(exec) {
+            let (sp, base) = self.effective(w, space, addr, l);
+            if base % (size as u64 * d.len as u64) != 0 {
+                return Err(self.fault(
+                    w,
+                    inst,
+                    l,
+                    FaultKind::Misaligned,
+                    format!(
+                        "misaligned {}-byte {} load at {base:#x}",
+                        size * d.len as u32,
+                        sp.name()
+                    ),
+                ));
+            }
+            for (i, r) in d.as_slice().iter().enumerate() {
+                let at = Access {
+                    lane: l,
+                    space: sp,
+                    addr: base + (i as u64) * size as u64,
+                    size,
+                };
+                let mut v = self.load(w, inst, at)?;
+                let rty = f.regs[r.0 as usize].ty;
+                if ty.is_signed() && rty.bits() > ty.bits() {
+                    v = sign_extend(v, ty.bits()) & rty.mask();
+                }
+                w.write(r.0, l, v);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn write_local(
+        &self,
+        w: &mut Warp,
+        inst: &Inst,
+        lane: usize,
+        addr: u64,
+        bytes: &[u8],
+    ) -> Result<(), Fault> {
+        let end = addr + bytes.len() as u64;
+        if end > self.local_limit as u64 {
+            return Err(self.fault(w, inst, lane, FaultKind::OutOfBounds, format!("local memory exhausted (frame at {addr:#x}; sm.local_bytes_per_thread is {}): recursion too deep?", self.local_limit)));
+        }
+        let l = &mut w.local[lane];
+        if l.len() < end as usize {
+            l.resize(end as usize, 0);
+        }
+        l[addr as usize..end as usize].copy_from_slice(bytes);
+        Ok(())
+    }
+}

@@ -1,0 +1,293 @@
+//! Executing one warp instruction: per-lane semantics over the lanes that run it (active and
+//! guard true), memory accesses with bounds and alignment checks, and the control-flow effect
+//! handed to the reconvergence policy. When things happen is not decided here.
+
+mod alu;
+mod collective;
+mod control;
+mod memory;
+mod sync;
+
+use super::fault::{Fault, FaultKind};
+use super::program::{Loc, Program};
+use super::warp::Warp;
+use crate::mem::{self, decode_generic, load_le, store_le, GlobalMemory};
+use crate::simt::{Flow, Mask, Reason, TokenKind};
+use gpusim_isa::semantics as sem;
+use gpusim_isa::*;
+
+/// The launch-wide facts an instruction can observe.
+pub struct LaunchGeom {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub static_shared: u32,
+    pub dynamic_shared: u32,
+    pub kernel: String,
+}
+
+/// Everything outside the warp that an instruction may read or change.
+pub struct ExecEnv<'a> {
+    pub prog: &'a Program,
+    pub global: &'a mut GlobalMemory,
+    pub shared: &'a mut [u8],
+    pub consts: &'a [u8],
+    pub params: &'a [u8],
+    pub geom: &'a LaunchGeom,
+    pub ctaid: [u32; 3],
+    pub hw_warp: u32,
+    pub sm_id: u32,
+    pub n_sms: u32,
+    pub max_warps: u32,
+    pub cycle: u64,
+    pub local_limit: u32,
+    /// Bumped whenever memory changes (livelock detection).
+    pub epoch: &'a mut u64,
+}
+
+/// An operand resolved for one instruction (see `ExecEnv::src`).
+enum Src {
+    Row(usize),
+    Const(u64),
+    PerLane(Operand),
+}
+
+/// One lane's access: which lane, where, how many bytes.
+#[derive(Clone, Copy)]
+struct Access {
+    lane: usize,
+    space: Space,
+    addr: u64,
+    size: u32,
+}
+
+/// A barrier operation for the SM to apply.
+pub struct BarOp {
+    pub kind: BarKind,
+    pub barid: usize,
+    pub count: Option<u32>,
+    pub red: Option<(RegId, BarRed)>,
+    /// (participating lanes, lanes whose predicate is true)
+    pub preds: (Mask, Mask),
+    /// The warp is diverged: some live lanes are not executing the barrier.
+    pub divergent: bool,
+}
+
+pub struct Executed {
+    pub flow: Flow,
+    /// Call-frame depth before the instruction (tokens pushed now record it).
+    pub frame_depth: u32,
+    pub bar: Option<BarOp>,
+    /// A taken branch to an earlier pc (a loop iteration).
+    pub backedge: bool,
+    /// Lanes that executed (active and guard true).
+    pub lanes: Mask,
+}
+
+fn lanes(mut m: Mask) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            return None;
+        }
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        Some(l)
+    })
+}
+
+fn sign_extend(v: u64, from_bits: u32) -> u64 {
+    if from_bits >= 64 {
+        return v;
+    }
+    let s = 64 - from_bits;
+    (((v << s) as i64) >> s) as u64
+}
+
+impl<'a> ExecEnv<'a> {
+    fn fault(&self, w: &Warp, inst: &Inst, lane: usize, kind: FaultKind, what: String) -> Fault {
+        let t = w.tid[lane];
+        Fault::new(
+            kind,
+            format!(
+                "{what} in kernel `{}` at {}:{} (`{}`), CTA ({}, {}, {}), thread ({}, {}, {})",
+                self.geom.kernel,
+                self.prog.module.file,
+                inst.span.line,
+                print::inst_to_ptx(&self.prog.module, self.prog.module.function(w.func()), inst),
+                self.ctaid[0],
+                self.ctaid[1],
+                self.ctaid[2],
+                t[0],
+                t[1],
+                t[2]
+            ),
+        )
+    }
+
+    fn special(&self, w: &Warp, s: SpecialReg, lane: usize) -> u64 {
+        let d = |d: Dim| match d {
+            Dim::X => 0,
+            Dim::Y => 1,
+            Dim::Z => 2,
+        };
+        let below = |l: usize| if l >= 64 { u64::MAX } else { (1u64 << l) - 1 };
+        match s {
+            SpecialReg::Tid(x) => w.tid[lane][d(x)] as u64,
+            SpecialReg::Ntid(x) => self.geom.block[d(x)] as u64,
+            SpecialReg::Ctaid(x) => self.ctaid[d(x)] as u64,
+            SpecialReg::Nctaid(x) => self.geom.grid[d(x)] as u64,
+            SpecialReg::LaneId => lane as u64,
+            SpecialReg::WarpId => self.hw_warp as u64,
+            SpecialReg::NWarpId => self.max_warps as u64,
+            SpecialReg::SmId => self.sm_id as u64,
+            SpecialReg::NSmId => self.n_sms as u64,
+            SpecialReg::GridId => 0,
+            SpecialReg::Clock => self.cycle & 0xFFFF_FFFF,
+            SpecialReg::Clock64 | SpecialReg::GlobalTimer => self.cycle,
+            SpecialReg::LanemaskEq => 1 << lane,
+            SpecialReg::LanemaskLt => below(lane),
+            SpecialReg::LanemaskLe => below(lane + 1),
+            SpecialReg::LanemaskGt => !below(lane + 1) & 0xFFFF_FFFF,
+            SpecialReg::LanemaskGe => !below(lane) & 0xFFFF_FFFF,
+            SpecialReg::DynamicSmemSize => self.geom.dynamic_shared as u64,
+            SpecialReg::TotalSmemSize => {
+                (self.geom.static_shared + self.geom.dynamic_shared) as u64
+            }
+        }
+    }
+
+    /// A variable's address in its own space (local variables: in the lane's local memory).
+    fn sym_addr(&self, w: &Warp, s: SymbolId) -> u64 {
+        match self.prog.locs[s.0 as usize] {
+            Loc::KernelParam(o) | Loc::Const(o) | Loc::Global(o) => o,
+            Loc::Frame(o) => w.frame().local_base as u64 + o,
+            Loc::Shared { offset, dynamic } => {
+                if dynamic {
+                    self.geom.static_shared as u64
+                } else {
+                    offset
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn val(&self, w: &Warp, o: &Operand, lane: usize) -> u64 {
+        match *o {
+            Operand::Reg(r) => w.read(r.0, lane),
+            Operand::NotReg(r) => (w.read(r.0, lane) & 1) ^ 1,
+            Operand::Imm(v) => v,
+            Operand::Special(s) => self.special(w, s, lane),
+            Operand::Symbol(s) => self.sym_addr(w, s),
+            Operand::Func(f) => f.0 as u64,
+        }
+    }
+
+    /// Resolve an operand once per instruction: a register becomes its row in the register
+    /// file, a lane-independent value a constant (the hot path then avoids per-lane matching).
+    #[inline]
+    fn src(&self, w: &Warp, o: &Operand) -> Src {
+        match *o {
+            Operand::Reg(r) => Src::Row(w.slot(r.0) * w.warp_size as usize),
+            Operand::Imm(v) => Src::Const(v),
+            Operand::Symbol(s) => Src::Const(self.sym_addr(w, s)),
+            Operand::Func(f) => Src::Const(f.0 as u64),
+            Operand::NotReg(_) | Operand::Special(_) => Src::PerLane(*o),
+        }
+    }
+
+    #[inline]
+    fn get(&self, w: &Warp, s: &Src, lane: usize) -> u64 {
+        match s {
+            Src::Row(base) => w.regs[base + lane],
+            Src::Const(v) => *v,
+            Src::PerLane(o) => self.val(w, o, lane),
+        }
+    }
+
+    /// Resolve an address operand to (space, offset in that space).
+    fn effective(&self, w: &Warp, space: Space, a: &Address, lane: usize) -> (Space, u64) {
+        let (base, sym_loc) = match a.base {
+            AddrBase::Reg(r) => (w.read(r.0, lane), None),
+            AddrBase::Symbol(s) => (self.sym_addr(w, s), Some(self.prog.locs[s.0 as usize])),
+            AddrBase::Abs => (0, None),
+        };
+        let addr = base.wrapping_add(a.offset as u64);
+        match space {
+            Space::Generic => decode_generic(addr),
+            Space::Param => {
+                let in_entry = self.prog.module.function(w.func()).kind == FuncKind::Entry;
+                match sym_loc {
+                    Some(Loc::KernelParam(_)) => (Space::Param, addr),
+                    Some(_) => (Space::Local, addr),
+                    None if in_entry => (Space::Param, addr),
+                    None => (Space::Local, addr),
+                }
+            }
+            s => (s, addr),
+        }
+    }
+
+    /// Execute `inst` for the warp's active lanes.
+    pub fn execute(&mut self, w: &mut Warp, inst: &Inst) -> Result<Executed, Fault> {
+        let active = w.simt.active_mask();
+        let exec = match inst.guard {
+            None => active,
+            Some(g) => lanes(active)
+                .filter(|&l| ((w.read(g.reg.0, l) & 1) == 1) != g.negated)
+                .fold(0, |m, l| m | 1 << l),
+        };
+        let frame_depth = w.frames.len() as u32;
+        let mut out = Executed {
+            flow: Flow::Next,
+            frame_depth,
+            bar: None,
+            backedge: false,
+            lanes: exec,
+        };
+        // Each group's function matches only its own variants; this match is the exhaustive one,
+        // so a new `Op` variant must be placed here.
+        match &inst.op {
+            Op::Mov { .. }
+            | Op::MovPack { .. }
+            | Op::MovUnpack { .. }
+            | Op::Arith { .. }
+            | Op::Carry { .. }
+            | Op::Bfind { .. }
+            | Op::Shf { .. }
+            | Op::Bfi { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp { .. }
+            | Op::Slct { .. }
+            | Op::Cvt { .. }
+            | Op::Cvta { .. } => self.exec_alu(w, inst, exec)?,
+            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => self.exec_memory(w, inst, exec)?,
+            Op::Bar { .. } | Op::WarpSync { .. } | Op::Fence { .. } | Op::Nop => {
+                self.exec_sync(w, inst, exec, &mut out)?
+            }
+            Op::Shfl { .. } | Op::Vote { .. } | Op::Match { .. } | Op::ActiveMask { .. } => {
+                self.exec_collective(w, inst, exec)?
+            }
+            Op::Bra { .. }
+            | Op::BrxIdx { .. }
+            | Op::Call { .. }
+            | Op::Ret { .. }
+            | Op::Exit
+            | Op::Trap
+            | Op::Ssy { .. }
+            | Op::PreBrk { .. }
+            | Op::PreRet { .. }
+            | Op::Sync
+            | Op::Brk => self.exec_control(w, inst, exec, &mut out)?,
+        }
+        Ok(out)
+    }
+}
+
+fn mask_bytes(size: u32) -> u64 {
+    if size >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (size * 8)) - 1
+    }
+}

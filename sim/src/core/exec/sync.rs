@@ -1,0 +1,75 @@
+//! Barriers and fences: the barrier operation is returned for the SM to apply; fences are
+//! no-ops on the functional memory (every access is performed at issue).
+
+use super::*;
+
+impl<'a> ExecEnv<'a> {
+    pub(super) fn exec_sync(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+        out: &mut Executed,
+    ) -> Result<(), Fault> {
+        let active = w.simt.active_mask();
+        match &inst.op {
+            Op::Bar {
+                kind,
+                id,
+                count,
+                red,
+                ..
+            } => {
+                if exec != 0 {
+                    let l0 = exec.trailing_zeros() as usize;
+                    let barid = self.val(w, id, l0);
+                    if barid >= 16 {
+                        return Err(self.fault(
+                            w,
+                            inst,
+                            l0,
+                            FaultKind::BarrierDivergence,
+                            format!("barrier id {barid} out of range 0..15"),
+                        ));
+                    }
+                    let count = count.map(|c| self.val(w, &c, l0) as u32);
+                    let mut trues = 0;
+                    if let Some((_, p)) = red {
+                        for l in lanes(exec) {
+                            if self.val(w, p, l) & 1 == 1 {
+                                trues |= 1 << l;
+                            }
+                        }
+                    }
+                    let live = w.valid & !w.simt.exited_mask();
+                    let red = match (kind, red) {
+                        (BarKind::Red(k), Some((r, _))) => Some((*r, *k)),
+                        _ => None,
+                    };
+                    // Divergence is about control flow (the active mask), not guards: a guarded-off lane of a
+                    // converged warp is counted with its warp (Habermaier §5.5 updArrCnt).
+                    out.bar = Some(BarOp {
+                        kind: *kind,
+                        barid: barid as usize,
+                        count,
+                        red,
+                        preds: (exec, trues),
+                        divergent: active != live,
+                    });
+                }
+            }
+            Op::WarpSync { mask } => {
+                if exec != 0 {
+                    let l0 = exec.trailing_zeros() as usize;
+                    let m = self.val(w, mask, l0) & w.valid;
+                    if m & !w.simt.active_mask() & !w.simt.exited_mask() != 0 {
+                        return Err(self.fault(w, inst, l0, FaultKind::BarrierDivergence, format!("bar.warp.sync mask {m:#x} names lanes that are not converged with this path (active {:#x})", w.simt.active_mask())));
+                    }
+                }
+            }
+            Op::Fence { .. } | Op::Nop => {}
+            _ => unreachable!("`execute` dispatches only sync instructions here"),
+        }
+        Ok(())
+    }
+}
