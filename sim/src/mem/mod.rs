@@ -96,6 +96,17 @@ impl GlobalMemory {
         Some(&self.data[off..off + size as usize])
     }
 
+    /// The allocation containing `addr`, or the closest one to it.
+    pub fn nearest(&self, addr: u64) -> Option<&Allocation> {
+        self.allocs.iter().min_by_key(|a| {
+            if addr < a.start {
+                a.start - addr
+            } else {
+                addr.saturating_sub(a.start + a.len)
+            }
+        })
+    }
+
     pub fn allocations(&self) -> &[Allocation] {
         &self.allocs
     }

@@ -120,8 +120,9 @@ impl<'a> ExecEnv<'a> {
                 lane,
                 FaultKind::OutOfBounds,
                 format!(
-                    "out-of-bounds {size}-byte {} load at address {addr:#x}",
-                    space.name()
+                    "out-of-bounds {size}-byte {} load at address {addr:#x}{}",
+                    space.name(),
+                    env.nearest(space, addr)
                 ),
             )
         };
@@ -182,8 +183,9 @@ impl<'a> ExecEnv<'a> {
                 lane,
                 FaultKind::OutOfBounds,
                 format!(
-                    "out-of-bounds {size}-byte {} store at address {addr:#x}",
-                    space.name()
+                    "out-of-bounds {size}-byte {} store at address {addr:#x}{}",
+                    space.name(),
+                    env.nearest(space, addr)
                 ),
             )
         };
@@ -279,6 +281,24 @@ impl<'a> ExecEnv<'a> {
             }
         }
         Ok(())
+    }
+
+    /// For a global fault: the allocation nearest to `addr`, so the user sees which buffer the
+    /// access ran off.
+    fn nearest(&self, space: Space, addr: u64) -> String {
+        if !matches!(space, Space::Global | Space::Generic) {
+            return String::new();
+        }
+        match self.global.nearest(addr) {
+            Some(a) => format!(
+                " (nearest buffer `{}`: {} bytes at {:#x}..{:#x})",
+                a.name,
+                a.len,
+                a.start,
+                a.start + a.len
+            ),
+            None => " (no buffer is allocated)".to_string(),
+        }
     }
 
     pub(super) fn write_local(

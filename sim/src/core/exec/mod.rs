@@ -105,14 +105,17 @@ fn sign_extend(v: u64, from_bits: u32) -> u64 {
 impl<'a> ExecEnv<'a> {
     fn fault(&self, w: &Warp, inst: &Inst, lane: usize, kind: FaultKind, what: String) -> Fault {
         let t = w.tid[lane];
+        let f = self.prog.module.function(w.func());
         Fault::new(
             kind,
             format!(
-                "{what} in kernel `{}` at {}:{} (`{}`), CTA ({}, {}, {}), thread ({}, {}, {})",
+                "{what} in kernel `{}` at {}:{} (`{}`, pc {} of `{}`), CTA ({}, {}, {}), thread ({}, {}, {})",
                 self.geom.kernel,
                 self.prog.module.file,
                 inst.span.line,
-                print::inst_to_ptx(&self.prog.module, self.prog.module.function(w.func()), inst),
+                print::inst_to_ptx(&self.prog.module, f, inst),
+                w.pc(),
+                f.name,
                 self.ctaid[0],
                 self.ctaid[1],
                 self.ctaid[2],
