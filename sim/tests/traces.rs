@@ -25,6 +25,11 @@ fn traces_root() -> PathBuf {
 }
 
 fn run_all(sub: &str) {
+    run_all_with(sub, None, &[]);
+}
+
+/// Run every manifest under `traces/<sub>` with a config file and `--set` overrides.
+fn run_all_with(sub: &str, config: Option<&Path>, sets: &[(String, String)]) {
     let mut list = Vec::new();
     manifests(&traces_root().join(sub), &mut list);
     assert!(!list.is_empty(), "no manifests under traces/{sub}");
@@ -36,7 +41,7 @@ fn run_all(sub: &str) {
                 s.spawn(move || {
                     let mut fails = Vec::new();
                     for m in chunk {
-                        match gpusim::run_manifest(m, None, &[]) {
+                        match gpusim::run_manifest(m, config, sets) {
                             Ok(out) if out.failures.is_empty() => {}
                             Ok(out) => fails.push(format!(
                                 "{}: checks failed: {:?}",
@@ -77,4 +82,28 @@ fn kernel_traces() {
 #[test]
 fn fault_traces() {
     run_all("faults");
+}
+
+/// Results do not depend on the scheduling policy: every race-free kernel gives the same
+/// outputs under every scheduler (their cycles differ; see `sim/tests/cli.rs`).
+#[test]
+fn kernel_traces_under_every_scheduler() {
+    for s in ["gto", "oldest", "random"] {
+        run_all_with(
+            "kernels",
+            None,
+            &[
+                ("sm.scheduler".into(), s.into()),
+                ("sm.scheduler_seed".into(), "11".into()),
+            ],
+        );
+    }
+}
+
+/// The formal report's machine runs every kernel and litmus trace too.
+#[test]
+fn traces_on_fermi_gtx480() {
+    let cfg = traces_root().join("../configs/fermi-gtx480.yaml");
+    run_all_with("kernels", Some(&cfg), &[]);
+    run_all_with("semantics", Some(&cfg), &[]);
 }
