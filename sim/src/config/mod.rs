@@ -28,7 +28,8 @@ pub struct Config {
 pub struct SmConfig {
     pub count: u32,
     pub warp_size: u32,
-    /// Warp schedulers per SM; warp slot `i` belongs to scheduler `i % schedulers`.
+    /// Sub-partitions (processing blocks) per SM, each with one warp scheduler and its own
+    /// functional units; warp slot `i` belongs to sub-partition `i % schedulers`.
     pub schedulers: u32,
     pub scheduler: SchedulerKind,
     /// Seed of the `random` scheduler.
@@ -45,6 +46,14 @@ pub struct SmConfig {
     /// deadlock).
     pub exited_warps_arrive: bool,
     pub barrier_divergence: BarrierDivergence,
+    /// Cycles to fetch and decode after a control transfer (a taken branch, a reconvergence
+    /// pop, a call or return) before the warp's next instruction can issue; straight-line
+    /// code streams through the instruction buffer.
+    pub ifetch_cycles: u32,
+    /// A scheduler may issue a second, independent instruction of the same warp to another
+    /// unit in the same cycle (Fermi GF104-style dual issue).
+    pub dual_issue: bool,
+    pub units: UnitsConfig,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -77,15 +86,44 @@ pub enum BarrierDivergence {
     CountWarp,
 }
 
-/// Cycles from issue until a result can be read, per instruction class.
+/// A pipelined functional unit of one sub-partition.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnitConfig {
+    /// Units of this kind per sub-partition.
+    pub count: u32,
+    /// Cycles from issue until the result may be read.
+    pub latency: u32,
+    /// Cycles a unit stays busy per warp instruction (warp size / lanes per unit).
+    pub issue_interval: u32,
+}
+
+/// The load/store path of one sub-partition: how often it accepts a warp instruction. The
+/// latency of an access is that of its memory space (`latency.*`).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemUnitConfig {
+    pub count: u32,
+    pub issue_interval: u32,
+}
+
+/// The functional units of each sub-partition (one warp scheduler each).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnitsConfig {
+    pub int: UnitConfig,
+    pub fp32: UnitConfig,
+    pub fp64: UnitConfig,
+    pub sfu: UnitConfig,
+    pub branch: UnitConfig,
+    pub ldst: MemUnitConfig,
+}
+
+/// Cycles from issue until a loaded value may be read, per memory space (the memory
+/// hierarchy refines these in its own section).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyConfig {
-    pub int: u32,
-    pub fp32: u32,
-    pub fp64: u32,
-    pub sfu: u32,
-    pub branch: u32,
     pub shared: u32,
     pub global: u32,
     pub local: u32,
@@ -168,6 +206,32 @@ impl Config {
         }
         if self.watchdog_cycles == 0 {
             return Err(("watchdog_cycles", "must be positive".into()));
+        }
+        let u = &sm.units;
+        for (key, unit) in [
+            ("sm.units.int", u.int),
+            ("sm.units.fp32", u.fp32),
+            ("sm.units.fp64", u.fp64),
+            ("sm.units.sfu", u.sfu),
+            ("sm.units.branch", u.branch),
+        ] {
+            if unit.count == 0 || unit.count > 64 || unit.issue_interval == 0 || unit.latency == 0 {
+                return Err((
+                    key,
+                    format!(
+                        "needs 1..=64 units, a positive latency and issue interval; got {unit:?}"
+                    ),
+                ));
+            }
+        }
+        if u.ldst.count == 0 || u.ldst.count > 64 || u.ldst.issue_interval == 0 {
+            return Err((
+                "sm.units.ldst",
+                format!(
+                    "needs 1..=64 units and a positive issue interval; got {:?}",
+                    u.ldst
+                ),
+            ));
         }
         Ok(())
     }

@@ -134,7 +134,7 @@ pub fn run_launch(
         match next_ready {
             Some(t) if t > cycle => {
                 for sm in sms.iter_mut() {
-                    sm.account_idle(t - cycle - 1);
+                    sm.account_idle(cycle + 1, t - cycle - 1);
                 }
                 cycle = t;
             }
@@ -153,6 +153,7 @@ pub fn run_launch(
         cycle,
         wall,
         ws,
+        &sm_units(cfg),
         sms.iter().map(|s| (s.id, &s.stats)),
     );
     let mut events: Vec<WarpEvent> = sms
@@ -161,6 +162,11 @@ pub fn run_launch(
         .collect();
     events.sort_by_key(|e| (e.cycle, e.sm));
     Ok(LaunchResult { stats, events })
+}
+
+/// Units of each kind in one SM (all sub-partitions).
+fn sm_units(cfg: &Config) -> crate::stats::UnitCounts {
+    super::program::Unit::ALL.map(|u| u.shape(&cfg.sm.units).0 as u64 * cfg.sm.schedulers as u64)
 }
 
 fn check_fits(
@@ -238,6 +244,7 @@ fn make_cta(
             tid,
             regs: vec![0; n_regs * ws as usize],
             ready: vec![0; n_regs],
+            ready_long: vec![false; n_regs],
             frames: vec![Frame {
                 func: spec.entry,
                 reg_base: 0,
@@ -250,6 +257,9 @@ fn make_cta(
             live: LiveTracker::default(),
             instructions: 0,
             next_ready: 0,
+            wait_long: false,
+            next_unit: None,
+            fetch_ready: 0,
         });
     }
     let cta = Cta {
@@ -263,6 +273,9 @@ fn make_cta(
         regs,
         shared_bytes: shared,
     };
+    for w in &mut warps {
+        w.refresh_ready(prog);
+    }
     (cta, warps)
 }
 

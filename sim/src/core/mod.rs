@@ -14,6 +14,7 @@ pub mod liveness;
 pub mod program;
 pub mod sched;
 pub mod sm;
+pub mod subpart;
 pub mod warp;
 
 pub use fault::{Fault, FaultKind};

@@ -2,7 +2,7 @@
 //! per-instruction register dependences and latency classes, and where each variable lives.
 
 use super::deps::{deps_of, Deps};
-use crate::config::LatencyConfig;
+use crate::config::{Config, UnitsConfig};
 use gpusim_isa::*;
 
 /// The instruction classes that have their own latency in the config.
@@ -22,14 +22,83 @@ pub enum Class {
     Barrier,
 }
 
-impl Class {
-    pub fn latency(self, l: &LatencyConfig) -> u32 {
+/// The functional units of a sub-partition (`sm.units.*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unit {
+    Int,
+    Fp32,
+    Fp64,
+    Sfu,
+    Branch,
+    LdSt,
+}
+
+impl Unit {
+    pub const ALL: [Unit; 6] = [
+        Unit::Int,
+        Unit::Fp32,
+        Unit::Fp64,
+        Unit::Sfu,
+        Unit::Branch,
+        Unit::LdSt,
+    ];
+
+    pub fn name(self) -> &'static str {
         match self {
-            Class::Int => l.int,
-            Class::Fp32 => l.fp32,
-            Class::Fp64 => l.fp64,
-            Class::Sfu => l.sfu,
-            Class::Branch => l.branch,
+            Unit::Int => "int",
+            Unit::Fp32 => "fp32",
+            Unit::Fp64 => "fp64",
+            Unit::Sfu => "sfu",
+            Unit::Branch => "branch",
+            Unit::LdSt => "ldst",
+        }
+    }
+
+    /// (units per sub-partition, cycles each stays busy per warp instruction)
+    pub fn shape(self, u: &UnitsConfig) -> (u32, u32) {
+        match self {
+            Unit::Int => (u.int.count, u.int.issue_interval),
+            Unit::Fp32 => (u.fp32.count, u.fp32.issue_interval),
+            Unit::Fp64 => (u.fp64.count, u.fp64.issue_interval),
+            Unit::Sfu => (u.sfu.count, u.sfu.issue_interval),
+            Unit::Branch => (u.branch.count, u.branch.issue_interval),
+            Unit::LdSt => (u.ldst.count, u.ldst.issue_interval),
+        }
+    }
+}
+
+impl Class {
+    /// The unit that executes this class.
+    pub fn unit(self) -> Unit {
+        match self {
+            Class::Int => Unit::Int,
+            Class::Fp32 => Unit::Fp32,
+            Class::Fp64 => Unit::Fp64,
+            Class::Sfu => Unit::Sfu,
+            Class::Branch | Class::Barrier => Unit::Branch,
+            Class::Shared
+            | Class::Global
+            | Class::Local
+            | Class::Const
+            | Class::Param
+            | Class::Atomic => Unit::LdSt,
+        }
+    }
+
+    /// Results that come from DRAM-backed memory: waits on them are "long scoreboard" stalls.
+    pub fn is_long(self) -> bool {
+        matches!(self, Class::Global | Class::Local | Class::Atomic)
+    }
+
+    /// Cycles from issue until the result may be read.
+    pub fn latency(self, cfg: &Config) -> u32 {
+        let (u, l) = (&cfg.sm.units, &cfg.latency);
+        match self {
+            Class::Int => u.int.latency,
+            Class::Fp32 => u.fp32.latency,
+            Class::Fp64 => u.fp64.latency,
+            Class::Sfu => u.sfu.latency,
+            Class::Branch => u.branch.latency,
             Class::Shared => l.shared,
             Class::Global => l.global,
             Class::Local => l.local,

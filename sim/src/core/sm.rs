@@ -5,7 +5,9 @@ use super::cta::{Arrival, Cta, Release};
 use super::exec::{ExecEnv, Executed};
 use super::fault::{Fault, FaultKind};
 use super::program::Program;
-use super::sched::{self, Candidate, WarpScheduler};
+use super::program::Unit;
+use super::sched::Candidate;
+use super::subpart::SubPartition;
 use super::warp::{Warp, WarpState};
 use crate::config::{BarrierDivergence, Config};
 use crate::simt::{Flow, Outcome};
@@ -17,7 +19,7 @@ pub struct Sm {
     pub id: u32,
     pub warps: Vec<Option<Warp>>,
     pub ctas: Vec<Option<Cta>>,
-    scheds: Vec<Box<dyn WarpScheduler>>,
+    parts: Vec<SubPartition>,
     pub used_threads: u32,
     pub used_warps: u32,
     pub used_regs: u32,
@@ -56,8 +58,8 @@ impl Sm {
             id,
             warps: (0..n).map(|_| None).collect(),
             ctas: (0..cfg.sm.max_ctas as usize).map(|_| None).collect(),
-            scheds: (0..cfg.sm.schedulers)
-                .map(|i| sched::make(cfg.sm.scheduler, cfg.sm.scheduler_seed, id, i))
+            parts: (0..cfg.sm.schedulers)
+                .map(|i| SubPartition::new(cfg, id, i))
                 .collect(),
             used_threads: 0,
             used_warps: 0,
@@ -123,61 +125,84 @@ impl Sm {
             ctas_completed: 0,
             spin_suspect: false,
         };
-        let n_sched = self.scheds.len();
-        for s in 0..n_sched {
+        let n_parts = self.parts.len();
+        for s in 0..n_parts {
             self.cands.clear();
-            for slot in (s..self.warps.len()).step_by(n_sched) {
+            for slot in (s..self.warps.len()).step_by(n_parts) {
                 let Some(w) = &self.warps[slot] else { continue };
-                if w.state != WarpState::Active {
-                    if matches!(w.state, WarpState::Barrier(_)) {
-                        self.stats.stall(Stall::Barrier, 1);
+                match classify(w, &self.parts[s], cycle) {
+                    Ok(()) => self.cands.push(Candidate {
+                        slot,
+                        age: w.age,
+                        ready: true,
+                    }),
+                    Err((stall, wake)) => {
+                        self.stats.stall(stall, 1);
+                        if let Some(t) = wake {
+                            res.next_ready = Some(res.next_ready.map_or(t, |n: u64| n.min(t)));
+                        }
                     }
-                    continue;
                 }
-                let at = w.next_ready;
-                let ready = at <= cycle;
-                if !ready {
-                    res.next_ready = Some(res.next_ready.map_or(at, |n: u64| n.min(at)));
-                    self.stats.stall(Stall::Scoreboard, 1);
-                }
-                self.cands.push(Candidate {
-                    slot,
-                    age: w.age,
-                    ready,
-                });
             }
-            let Some(slot) = self.scheds[s].pick(&self.cands) else {
+            let Some(slot) = self.parts[s].sched.pick(&self.cands) else {
                 continue;
             };
             let not_selected = self.cands.iter().filter(|c| c.ready).count() as u64 - 1;
             self.stats.stall(Stall::NotSelected, not_selected);
             self.stats.stall(Stall::Issued, 1);
-            self.issue(slot, cycle, sh, global, epoch, &mut res)?;
+            let first = self.issue(slot, s, cycle, sh, global, epoch, &mut res)?;
             res.issued += 1;
+            // Dual issue: a second, independent instruction of the same warp to another unit.
+            if sh.cfg.sm.dual_issue {
+                if let Some(w) = &self.warps[slot] {
+                    let second = next_unit(w);
+                    if second.is_some_and(|u| Some(u) != first)
+                        && classify(w, &self.parts[s], cycle).is_ok()
+                    {
+                        self.issue(slot, s, cycle, sh, global, epoch, &mut res)?;
+                        res.issued += 1;
+                    }
+                }
+            }
         }
+        res.ctas_completed = self.retire_completed_ctas();
         Ok(res)
     }
 
-    /// Account for `n` skipped cycles in which no warp could issue.
-    pub fn account_idle(&mut self, n: u64) {
-        for w in self.warps.iter().flatten() {
-            match w.state {
-                WarpState::Barrier(_) => self.stats.stall(Stall::Barrier, n),
-                WarpState::Active => self.stats.stall(Stall::Scoreboard, n),
-                WarpState::Completed => {}
-            }
+    /// Account for `n` skipped cycles from `cycle` on, in which no warp can issue: each warp
+    /// stays in the state it is in now (the skip ends at the earliest wake-up of any warp).
+    pub fn account_idle(&mut self, cycle: u64, n: u64) {
+        let n_parts = self.parts.len();
+        for (slot, w) in self.warps.iter().enumerate() {
+            let Some(w) = w else { continue };
+            let stall = match classify(w, &self.parts[slot % n_parts], cycle) {
+                Ok(()) => Stall::PipeBusy,
+                Err((s, _)) => s,
+            };
+            self.stats.stall(stall, n);
         }
     }
 
+    /// Issue the next instruction of warp `slot` on sub-partition `part`; returns the unit
+    /// kind it occupied.
+    #[allow(clippy::too_many_arguments)]
     fn issue(
         &mut self,
         slot: usize,
+        part: usize,
         cycle: u64,
         sh: &Shared,
         global: &mut crate::mem::GlobalMemory,
         epoch: &mut u64,
         res: &mut StepResult,
-    ) -> Result<(), Fault> {
+    ) -> Result<Option<Unit>, Fault> {
+        let unit = self.warps[slot].as_ref().and_then(|w| next_unit(w));
+        if let Some(u) = unit {
+            let p = &mut self.parts[part];
+            if let Some(i) = p.free_unit(u, cycle) {
+                self.stats.unit_busy[u as usize] += p.occupy(u, i, cycle);
+            }
+        }
         // Borrow the warp, its CTA and the counters side by side (no move of the warp).
         let Sm {
             warps,
@@ -204,7 +229,7 @@ impl Sm {
         if done.completed {
             self.warp_completed(slot, sh, epoch, res, cycle);
         }
-        Ok(())
+        Ok(unit)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -250,12 +275,13 @@ impl Sm {
         };
         let ex: Executed = env.execute(w, inst)?;
         let class = sh.prog.funcs[f.0 as usize].class[pc];
-        let lat = class.latency(&sh.cfg.latency) as u64;
+        let lat = class.latency(sh.cfg) as u64;
         let deps = &sh.prog.funcs[f.0 as usize].deps[pc];
-        w.set_ready(deps.writes(), cycle + lat.max(1));
+        w.set_ready(deps.writes(), cycle + lat.max(1), class.is_long());
         w.instructions += 1;
         ctx.stats.warp_instructions += 1;
         ctx.stats.thread_instructions += ex.lanes.count_ones() as u64;
+        ctx.stats.lanes[ex.lanes.count_ones() as usize] += 1;
         let mut done = IssueDone {
             completed: false,
             release: None,
@@ -274,7 +300,7 @@ impl Sm {
             if wait {
                 w.state = WarpState::Barrier(1 << bar.barid);
                 if let Some((r, _)) = bar.red {
-                    w.set_ready(&[r.0], u64::MAX);
+                    w.set_ready(&[r.0], u64::MAX, false);
                 }
             }
             let arrival = Arrival {
@@ -322,6 +348,10 @@ impl Sm {
                 ))
             }
         }
+        // A control transfer refills the instruction buffer.
+        if w.state != WarpState::Completed && (w.func() != f || w.pc() as usize != pc + 1) {
+            w.fetch_ready = cycle + sh.cfg.sm.ifetch_cycles as u64;
+        }
         if sh.trace {
             ctx.events.push(WarpEvent {
                 cycle,
@@ -368,7 +398,7 @@ impl Sm {
                         w.write(r.0, l, value);
                     }
                 }
-                w.set_ready(&[r.0], cycle + sh.cfg.latency.barrier as u64);
+                w.set_ready(&[r.0], cycle + sh.cfg.latency.barrier as u64, false);
                 w.refresh_ready(sh.prog);
             }
             if let WarpState::Barrier(_) = w.state {
@@ -402,8 +432,20 @@ impl Sm {
                 self.apply_release(r, cycle, sh, epoch);
             }
         }
-        let cta = self.ctas[cslot].as_ref().unwrap();
-        if cta.completed_warps == cta.n_warps {
+        let _ = res;
+    }
+
+    /// Retire the CTAs whose warps have all completed, at the end of a cycle (so every warp is
+    /// accounted for in every cycle it was resident); returns how many retired.
+    fn retire_completed_ctas(&mut self) -> u32 {
+        let mut n = 0;
+        for cslot in 0..self.ctas.len() {
+            let done = self.ctas[cslot]
+                .as_ref()
+                .is_some_and(|c| c.completed_warps == c.n_warps);
+            if !done {
+                continue;
+            }
             let cta = self.ctas[cslot].take().unwrap();
             for s in &cta.warps {
                 self.warps[*s] = None;
@@ -412,8 +454,9 @@ impl Sm {
             self.used_warps -= cta.n_warps;
             self.used_regs -= cta.regs;
             self.used_shared -= cta.shared_bytes;
-            res.ctas_completed += 1;
+            n += 1;
         }
+        n
     }
 
     /// One line per resident warp: where it is and what it waits on (for fault reports).
@@ -450,6 +493,38 @@ impl Sm {
         }
         out
     }
+}
+
+/// Whether `w` can issue this cycle, or the state it is stalled in and when it may wake.
+fn classify(w: &Warp, part: &SubPartition, cycle: u64) -> Result<(), (Stall, Option<u64>)> {
+    match w.state {
+        WarpState::Completed => return Err((Stall::Finished, None)),
+        WarpState::Barrier(_) => return Err((Stall::Barrier, None)),
+        WarpState::Active => {}
+    }
+    if w.fetch_ready > cycle {
+        return Err((Stall::NoInstruction, Some(w.fetch_ready)));
+    }
+    if w.next_ready > cycle {
+        let s = if w.wait_long {
+            Stall::ScoreboardLong
+        } else {
+            Stall::ScoreboardShort
+        };
+        return Err((s, Some(w.next_ready)));
+    }
+    match next_unit(w) {
+        Some(u) if part.free_unit(u, cycle).is_none() => {
+            Err((Stall::PipeBusy, Some(part.earliest_free(u))))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The unit kind the warp's next instruction needs (None past the end of the body, where
+/// issue reports a fault).
+fn next_unit(w: &Warp) -> Option<Unit> {
+    w.next_unit
 }
 
 /// The parts of the SM that issuing one warp's instruction touches.

@@ -41,6 +41,8 @@ pub struct Warp {
     pub regs: Vec<u64>,
     /// Cycle at which each register slot may be read again.
     pub ready: Vec<u64>,
+    /// Whether that slot's pending producer is a long-latency (DRAM-backed) access.
+    pub ready_long: Vec<bool>,
     pub frames: Vec<Frame>,
     pub local: Vec<Vec<u8>>,
     pub simt: Box<dyn Reconvergence>,
@@ -50,6 +52,13 @@ pub struct Warp {
     /// Cycle from which the next instruction's registers are all ready (cached after every
     /// change of pc or of a register's ready time, so schedulers only compare numbers).
     pub next_ready: u64,
+    /// The wait for `next_ready` is on a long-latency producer.
+    pub wait_long: bool,
+    /// The unit kind the next instruction needs (None past the end of the body).
+    pub next_unit: Option<super::program::Unit>,
+    /// Cycle from which the instruction at pc is fetched and decoded (after a control
+    /// transfer the instruction buffer refills).
+    pub fetch_ready: u64,
 }
 
 impl Warp {
@@ -96,6 +105,7 @@ impl Warp {
         let need = (reg_base + n_regs) as usize;
         if self.ready.len() < need {
             self.ready.resize(need, 0);
+            self.ready_long.resize(need, false);
             self.regs.resize(need * self.warp_size as usize, 0);
         }
         self.frames.push(Frame {
@@ -109,26 +119,36 @@ impl Warp {
     /// Recompute `next_ready` for the instruction at the current pc.
     pub fn refresh_ready(&mut self, prog: &super::program::Program) {
         let f = self.func().0 as usize;
-        self.next_ready = match prog.funcs[f].deps.get(self.pc() as usize) {
+        let pc = self.pc() as usize;
+        (self.next_ready, self.wait_long) = match prog.funcs[f].deps.get(pc) {
             Some(d) => self.regs_ready_at(d.reads(), d.writes()),
             // Past the end of the body: issue reports the fault.
-            None => 0,
+            None => (0, false),
         };
+        self.next_unit = prog.funcs[f].class.get(pc).map(|c| c.unit());
     }
 
-    pub fn regs_ready_at(&self, reads: &[u32], writes: &[u32]) -> u64 {
+    /// When the registers are all ready, and whether the last of them comes from a
+    /// long-latency (DRAM-backed) producer.
+    pub fn regs_ready_at(&self, reads: &[u32], writes: &[u32]) -> (u64, bool) {
         let base = self.frame().reg_base;
-        let mut t = 0;
+        let (mut t, mut long) = (0, false);
         for &r in reads.iter().chain(writes) {
-            t = t.max(self.ready[(base + r) as usize]);
+            let i = (base + r) as usize;
+            if self.ready[i] > t {
+                t = self.ready[i];
+                long = self.ready_long[i];
+            }
         }
-        t
+        (t, long)
     }
 
-    pub fn set_ready(&mut self, writes: &[u32], at: u64) {
+    /// Destinations become readable at `at`; `long` marks a long-latency producer.
+    pub fn set_ready(&mut self, writes: &[u32], at: u64, long: bool) {
         let base = self.frame().reg_base;
         for &r in writes {
             self.ready[(base + r) as usize] = at;
+            self.ready_long[(base + r) as usize] = long;
         }
     }
 }

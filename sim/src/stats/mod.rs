@@ -11,42 +11,79 @@ pub use trace::WarpEvent;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// What a resident warp did in one cycle (every warp is in exactly one state per cycle).
+/// What a resident warp did in one cycle: every resident warp is in exactly one state per
+/// cycle, so the states sum to resident warp-cycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stall {
     Issued,
-    /// Ready but another warp of the same scheduler issued.
+    /// Ready, but another warp of the same scheduler issued.
     NotSelected,
-    /// Waiting for a register written by an earlier instruction.
-    Scoreboard,
+    /// Waiting for a register from a short-latency producer (ALU, SFU, shared, constant).
+    ScoreboardShort,
+    /// Waiting for a register from global or local memory or an atomic.
+    ScoreboardLong,
+    /// Ready, but every unit of the class it needs is busy.
+    PipeBusy,
+    /// Waiting at a CTA barrier.
     Barrier,
+    /// Its next instruction is still being fetched after a control transfer.
+    NoInstruction,
+    /// Completed while other warps of its CTA still run.
+    Finished,
 }
 
 impl Stall {
-    pub const ALL: [Stall; 4] = [
+    pub const ALL: [Stall; 8] = [
         Stall::Issued,
         Stall::NotSelected,
-        Stall::Scoreboard,
+        Stall::ScoreboardShort,
+        Stall::ScoreboardLong,
+        Stall::PipeBusy,
         Stall::Barrier,
+        Stall::NoInstruction,
+        Stall::Finished,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
             Stall::Issued => "issued",
             Stall::NotSelected => "not_selected",
-            Stall::Scoreboard => "scoreboard",
+            Stall::ScoreboardShort => "scoreboard_short",
+            Stall::ScoreboardLong => "scoreboard_long",
+            Stall::PipeBusy => "pipe_busy",
             Stall::Barrier => "barrier",
+            Stall::NoInstruction => "no_instruction",
+            Stall::Finished => "finished",
         }
     }
 }
 
+/// Lanes per issued instruction: bucket k counts instructions run by k lanes (0..=64).
+pub const LANE_BUCKETS: usize = 65;
+
 /// Per-SM counters, updated on the hot path (plain arrays, no maps).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SmStats {
     pub warp_instructions: u64,
     pub thread_instructions: u64,
     /// Warp-cycles per `Stall` state, indexed by `Stall as usize`.
     pub stalls: [u64; Stall::ALL.len()],
+    /// SIMD-efficiency histogram: issued instructions by number of executing lanes.
+    pub lanes: [u64; LANE_BUCKETS],
+    /// Busy unit-cycles per functional unit kind (`program::Unit as usize`).
+    pub unit_busy: [u64; 6],
+}
+
+impl Default for SmStats {
+    fn default() -> Self {
+        SmStats {
+            warp_instructions: 0,
+            thread_instructions: 0,
+            stalls: [0; Stall::ALL.len()],
+            lanes: [0; LANE_BUCKETS],
+            unit_busy: [0; 6],
+        }
+    }
 }
 
 impl SmStats {
@@ -61,6 +98,12 @@ impl SmStats {
         for (a, b) in self.stalls.iter_mut().zip(o.stalls) {
             *a += b;
         }
+        for (a, b) in self.lanes.iter_mut().zip(o.lanes) {
+            *a += b;
+        }
+        for (a, b) in self.unit_busy.iter_mut().zip(o.unit_busy) {
+            *a += b;
+        }
     }
 }
 
@@ -71,7 +114,12 @@ pub struct Counters {
     pub thread_instructions: u64,
     pub ipc: f64,
     pub simd_efficiency: f64,
+    /// Warp-cycles per state; they sum to the resident warp-cycles.
     pub stalls: BTreeMap<String, u64>,
+    /// `simd_lanes[k]`: issued warp instructions executed by k lanes (k = 0..=warp size).
+    pub simd_lanes: Vec<u64>,
+    /// Per unit kind: busy unit-cycles / (cycles × units of that kind in the SM or GPU).
+    pub unit_utilisation: BTreeMap<String, f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -91,9 +139,18 @@ pub struct KernelStats {
     /// The summed counters, for totals across launches.
     #[serde(skip)]
     pub raw: SmStats,
+    /// Units of each kind in the whole GPU.
+    #[serde(skip)]
+    pub gpu_units: UnitCounts,
 }
 
-fn counters(cycles: u64, warp_size: u32, s: &SmStats) -> Counters {
+/// Names of the unit kinds, in `program::Unit` order.
+pub const UNIT_NAMES: [&str; 6] = ["int", "fp32", "fp64", "sfu", "branch", "ldst"];
+
+/// Units of each kind in the scope the counters cover (one SM, or all of them).
+pub type UnitCounts = [u64; 6];
+
+fn counters(cycles: u64, warp_size: u32, s: &SmStats, units: &UnitCounts) -> Counters {
     Counters {
         cycles,
         warp_instructions: s.warp_instructions,
@@ -112,6 +169,22 @@ fn counters(cycles: u64, warp_size: u32, s: &SmStats) -> Counters {
             .iter()
             .map(|k| (k.name().to_string(), s.stalls[*k as usize]))
             .collect(),
+        simd_lanes: s.lanes[..=warp_size as usize].to_vec(),
+        unit_utilisation: UNIT_NAMES
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let cap = cycles * units[i];
+                (
+                    n.to_string(),
+                    if cap == 0 {
+                        0.0
+                    } else {
+                        s.unit_busy[i] as f64 / cap as f64
+                    },
+                )
+            })
+            .collect(),
     }
 }
 
@@ -121,6 +194,7 @@ impl KernelStats {
         cycles: u64,
         wall: f64,
         warp_size: u32,
+        sm_units: &UnitCounts,
         sms: impl Iterator<Item = (u32, &'a SmStats)>,
     ) -> KernelStats {
         let mut total = SmStats::default();
@@ -129,12 +203,14 @@ impl KernelStats {
             total.add(s);
             reports.push(SmReport {
                 sm: id,
-                counters: counters(cycles, warp_size, s),
+                counters: counters(cycles, warp_size, s, sm_units),
             });
         }
+        let gpu_units = sm_units.map(|u| u * reports.len() as u64);
         KernelStats {
             kernel: kernel.to_string(),
-            counters: counters(cycles, warp_size, &total),
+            counters: counters(cycles, warp_size, &total, &gpu_units),
+            gpu_units,
             wall_seconds: wall,
             sms: reports,
             raw: total,
@@ -156,11 +232,12 @@ impl RunStats {
     pub fn from_kernels(kernels: Vec<KernelStats>, warp_size: u32, wall: f64) -> RunStats {
         let mut s = SmStats::default();
         let mut cycles = 0;
+        let units = kernels.first().map(|k| k.gpu_units).unwrap_or_default();
         for k in &kernels {
             cycles += k.counters.cycles;
             s.add(&k.raw);
         }
-        let totals = counters(cycles, warp_size, &s);
+        let totals = counters(cycles, warp_size, &s, &units);
         RunStats {
             warp_instructions_per_second: if wall > 0.0 {
                 totals.warp_instructions as f64 / wall
