@@ -115,6 +115,19 @@ fn cmd_run(args: &RunArgs) -> i32 {
         "  SIMD efficiency     {:.1}%",
         100.0 * s.totals.simd_efficiency
     );
+    println!(
+        "  occupancy           {:.1}% (at most {} warps resident on an SM)",
+        100.0 * s.totals.occupancy,
+        s.totals.max_resident_warps
+    );
+    let units: Vec<String> = s
+        .totals
+        .unit_utilisation
+        .iter()
+        .filter(|(_, v)| **v > 0.0)
+        .map(|(k, v)| format!("{k} {:.1}%", 100.0 * v))
+        .collect();
+    println!("  unit utilisation    {}", units.join(", "));
     let stalls: Vec<String> = s
         .totals
         .stalls

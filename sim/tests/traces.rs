@@ -80,6 +80,11 @@ fn kernel_traces() {
 }
 
 #[test]
+fn microbench_traces() {
+    run_all("microbench");
+}
+
+#[test]
 fn fault_traces() {
     run_all("faults");
 }

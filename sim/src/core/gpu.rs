@@ -153,7 +153,7 @@ pub fn run_launch(
         cycle,
         wall,
         ws,
-        &sm_units(cfg),
+        &sm_scope(cfg),
         sms.iter().map(|s| (s.id, &s.stats)),
     );
     let mut events: Vec<WarpEvent> = sms
@@ -164,9 +164,13 @@ pub fn run_launch(
     Ok(LaunchResult { stats, events })
 }
 
-/// Units of each kind in one SM (all sub-partitions).
-fn sm_units(cfg: &Config) -> crate::stats::UnitCounts {
-    super::program::Unit::ALL.map(|u| u.shape(&cfg.sm.units).0 as u64 * cfg.sm.schedulers as u64)
+/// One SM's units of each kind (all sub-partitions) and warp slots.
+fn sm_scope(cfg: &Config) -> crate::stats::Scope {
+    crate::stats::Scope {
+        units: super::program::Unit::ALL
+            .map(|u| u.shape(&cfg.sm.units).0 as u64 * cfg.sm.schedulers as u64),
+        warp_slots: cfg.sm.max_warps as u64,
+    }
 }
 
 fn check_fits(

@@ -109,6 +109,7 @@ impl Sm {
             self.warps[slot] = Some(w);
         }
         self.ctas[cslot] = Some(cta);
+        self.stats.max_resident_warps = self.stats.max_resident_warps.max(self.used_warps as u64);
     }
 
     /// One cycle: every scheduler picks a ready warp and issues its next instruction.

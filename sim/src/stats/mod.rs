@@ -72,6 +72,8 @@ pub struct SmStats {
     pub lanes: [u64; LANE_BUCKETS],
     /// Busy unit-cycles per functional unit kind (`program::Unit as usize`).
     pub unit_busy: [u64; 6],
+    /// Most warps resident at once.
+    pub max_resident_warps: u64,
 }
 
 impl Default for SmStats {
@@ -82,6 +84,7 @@ impl Default for SmStats {
             stalls: [0; Stall::ALL.len()],
             lanes: [0; LANE_BUCKETS],
             unit_busy: [0; 6],
+            max_resident_warps: 0,
         }
     }
 }
@@ -104,6 +107,7 @@ impl SmStats {
         for (a, b) in self.unit_busy.iter_mut().zip(o.unit_busy) {
             *a += b;
         }
+        self.max_resident_warps = self.max_resident_warps.max(o.max_resident_warps);
     }
 }
 
@@ -120,6 +124,10 @@ pub struct Counters {
     pub simd_lanes: Vec<u64>,
     /// Per unit kind: busy unit-cycles / (cycles × units of that kind in the SM or GPU).
     pub unit_utilisation: BTreeMap<String, f64>,
+    /// Achieved occupancy: resident warp-cycles / (cycles × warp slots).
+    pub occupancy: f64,
+    /// Most warps resident at once on one SM.
+    pub max_resident_warps: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -139,9 +147,9 @@ pub struct KernelStats {
     /// The summed counters, for totals across launches.
     #[serde(skip)]
     pub raw: SmStats,
-    /// Units of each kind in the whole GPU.
+    /// The whole GPU's units and warp slots.
     #[serde(skip)]
-    pub gpu_units: UnitCounts,
+    pub gpu: Scope,
 }
 
 /// Names of the unit kinds, in `program::Unit` order.
@@ -150,7 +158,16 @@ pub const UNIT_NAMES: [&str; 6] = ["int", "fp32", "fp64", "sfu", "branch", "ldst
 /// Units of each kind in the scope the counters cover (one SM, or all of them).
 pub type UnitCounts = [u64; 6];
 
-fn counters(cycles: u64, warp_size: u32, s: &SmStats, units: &UnitCounts) -> Counters {
+/// The hardware the counters cover: units of each kind and warp slots.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Scope {
+    pub units: UnitCounts,
+    pub warp_slots: u64,
+}
+
+fn counters(cycles: u64, warp_size: u32, s: &SmStats, scope: &Scope) -> Counters {
+    let units = &scope.units;
+    let resident: u64 = s.stalls.iter().sum();
     Counters {
         cycles,
         warp_instructions: s.warp_instructions,
@@ -185,6 +202,12 @@ fn counters(cycles: u64, warp_size: u32, s: &SmStats, units: &UnitCounts) -> Cou
                 )
             })
             .collect(),
+        occupancy: if cycles * scope.warp_slots == 0 {
+            0.0
+        } else {
+            resident as f64 / (cycles * scope.warp_slots) as f64
+        },
+        max_resident_warps: s.max_resident_warps,
     }
 }
 
@@ -194,7 +217,7 @@ impl KernelStats {
         cycles: u64,
         wall: f64,
         warp_size: u32,
-        sm_units: &UnitCounts,
+        sm_scope: &Scope,
         sms: impl Iterator<Item = (u32, &'a SmStats)>,
     ) -> KernelStats {
         let mut total = SmStats::default();
@@ -203,14 +226,18 @@ impl KernelStats {
             total.add(s);
             reports.push(SmReport {
                 sm: id,
-                counters: counters(cycles, warp_size, s, sm_units),
+                counters: counters(cycles, warp_size, s, sm_scope),
             });
         }
-        let gpu_units = sm_units.map(|u| u * reports.len() as u64);
+        let n = reports.len() as u64;
+        let gpu = Scope {
+            units: sm_scope.units.map(|u| u * n),
+            warp_slots: sm_scope.warp_slots * n,
+        };
         KernelStats {
             kernel: kernel.to_string(),
-            counters: counters(cycles, warp_size, &total, &gpu_units),
-            gpu_units,
+            counters: counters(cycles, warp_size, &total, &gpu),
+            gpu,
             wall_seconds: wall,
             sms: reports,
             raw: total,
@@ -232,12 +259,12 @@ impl RunStats {
     pub fn from_kernels(kernels: Vec<KernelStats>, warp_size: u32, wall: f64) -> RunStats {
         let mut s = SmStats::default();
         let mut cycles = 0;
-        let units = kernels.first().map(|k| k.gpu_units).unwrap_or_default();
+        let scope = kernels.first().map(|k| k.gpu).unwrap_or_default();
         for k in &kernels {
             cycles += k.counters.cycles;
             s.add(&k.raw);
         }
-        let totals = counters(cycles, warp_size, &s, &units);
+        let totals = counters(cycles, warp_size, &s, &scope);
         RunStats {
             warp_instructions_per_second: if wall > 0.0 {
                 totals.warp_instructions as f64 / wall
