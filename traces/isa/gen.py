@@ -73,21 +73,23 @@ FMT = {
     "f16": (5, 10),
     "bf16": (8, 7),
     "f32": (8, 23),
+    "f64": (11, 52),
 }
 
 
 def round_to_bits(v, fmt, mode="rn"):
-    """Round the exact value v (Fraction, or +-inf as float) to `fmt`; return the bit pattern.
-
-    mode: 'rn' nearest even, 'rz' toward zero. Overflow: rn -> inf, rz -> largest finite.
-    A zero result keeps the sign of v (v must not be an exact zero of unknown sign; pass
-    a float -0.0 for negative zero)."""
+    """Round the exact value v (Fraction, or a float inf / signed zero) to `fmt`; return the
+    bit pattern. mode: 'rn' nearest even, 'rz' toward zero, 'rm' toward -inf, 'rp' toward +inf.
+    Overflow gives inf when the mode rounds away from zero, else the largest finite value.
+    A zero result keeps the sign of v (pass a float -0.0 for an exact negative zero)."""
     ebits, fbits = FMT[fmt]
     bias = (1 << (ebits - 1)) - 1
     sign_shift = ebits + fbits
+    inf_bits = ((1 << ebits) - 1) << fbits
+    max_bits = (((1 << ebits) - 2) << fbits) | ((1 << fbits) - 1)
     if isinstance(v, float):
         if math.isinf(v):
-            return ((1 if v < 0 else 0) << sign_shift) | (((1 << ebits) - 1) << fbits)
+            return ((1 if v < 0 else 0) << sign_shift) | inf_bits
         if v == 0.0:
             return (1 if math.copysign(1.0, v) < 0 else 0) << sign_shift
         v = Fraction(v)
@@ -105,22 +107,33 @@ def round_to_bits(v, fmt, mode="rn"):
     q = a / quantum                       # significand in units of the quantum
     n = q.numerator // q.denominator
     rem = q - n
-    if mode == "rn":
+    away = {"rn": None, "rz": False, "rm": bool(sign), "rp": not sign}[mode]
+    if away is None:
         if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
             n += 1
-    elif mode != "rz":
-        raise ValueError(mode)
+    elif away and rem > 0:
+        n += 1
     if n == (1 << (fbits + 1)):          # carried into the next binade
         n >>= 1
         e += 1
-    emax = bias
-    if e > emax or (e == emax and n >= (1 << (fbits + 1))):
-        if mode == "rz":
-            return (sign << sign_shift) | (((1 << ebits) - 2) << fbits) | ((1 << fbits) - 1)
-        return (sign << sign_shift) | (((1 << ebits) - 1) << fbits)
+    if e > bias:                          # overflow
+        to_inf = True if away is None else away
+        return (sign << sign_shift) | (inf_bits if to_inf else max_bits)
     if n < (1 << fbits):                  # subnormal (or zero)
         return (sign << sign_shift) | n
     return (sign << sign_shift) | ((e + bias) << fbits) | (n - (1 << fbits))
+
+
+def sqrt_exactish(v):
+    """sqrt of a positive Fraction: exact when it is rational, else a rational strictly between
+    two integers' worth of 2^-400 around the true value (never on a rounding boundary)."""
+    n, d = v.numerator, v.denominator
+    k = 400
+    N = n * d << (2 * k)
+    r = math.isqrt(N)
+    if r * r == N:
+        return Fraction(r, d << k)
+    return Fraction(2 * r + 1, d << (k + 1))
 
 
 def bits_value(b, fmt):
@@ -1191,6 +1204,577 @@ def gen_calls_brx():
     save(t, "expected_out", out.reshape(-1))
 
 
+# =============================================================================================
+# int_misc
+# =============================================================================================
+
+def bfind_ref(a, width, signed, shiftamt):
+    """PTX ISA bfind pseudo-code."""
+    msb = width - 1
+    if signed and (a >> msb) & 1:
+        a = ~a & ((1 << width) - 1)
+    d = M32
+    for i in range(msb, -1, -1):
+        if (a >> i) & 1:
+            d = i
+            break
+    if shiftamt and d != M32:
+        d = msb - d
+    return d
+
+
+def tdiv(a, b):
+    """C division: truncate toward zero; remainder has the dividend's sign."""
+    q = abs(a) // abs(b)
+    if (a < 0) != (b < 0):
+        q = -q
+    return q, a - q * b
+
+
+def shift_ref(kind, a, n, width):
+    """shl/shr with the shift amount clamped to the register width."""
+    m = (1 << width) - 1
+    n = min(n, width)
+    if kind == "shl":
+        return (a << n) & m
+    if kind == "shr.u":
+        return (a & m) >> n
+    sa = a & m
+    if sa >> (width - 1):
+        sa -= 1 << width
+    return (sa >> n) & m
+
+
+def gen_int_misc():
+    t = "int_misc"
+    n = 64
+    rng = np.random.default_rng(13001)
+    rnd = lambda bits: int(rng.integers(0, 1 << bits, dtype=np.uint64)) if bits < 64 else \
+        (int(rng.integers(0, 1 << 32, dtype=np.uint64)) << 32) | int(rng.integers(0, 1 << 32, dtype=np.uint64))
+    rows = [  # (a, b, c)
+        (INT_MAX, 1, INT_MAX), (INT_MIN & M32, M32, (INT_MIN + 1) & M32), (INT_MIN & M32, INT_MAX, 0),
+        (INT_MAX, M32, 5), (0, 0, 0), (M32, M32, 0), (1, 1, 1), (0x80000000, 0x80000000, INT_MAX),
+        (0x7FFFFFFF, 0x7FFFFFFF, INT_MAX), (0x7FFFFFFF, 0x80000000, INT_MIN & M32),
+        (0x00012345, 0xFFFFFFFB, 7), (0x40000000, 0x40000000, 0x70000000),
+    ]
+    a = [r[0] for r in rows] + [rnd(32) for _ in range(n - len(rows))]
+    b = [r[1] for r in rows] + [rnd(32) for _ in range(n - len(rows))]
+    c = [r[2] for r in rows] + [rnd(32) for _ in range(n - len(rows))]
+    sh = [0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, M32, 8, 48, 7]
+    sh += [int(v) for v in rng.integers(0, 70, n - len(sh))]
+    a16 = [0x8000, 0x7FFF, 0xFFFF, 0, 1, 0x1234, 0x8001, 0xFFFE] + [rnd(16) for _ in range(n - 8)]
+    b16 = [0x8000, 0x7FFF, 1, 0, 0xFFFF, 0x4321, 0x0002, 0xFFFE] + [rnd(16) for _ in range(n - 8)]
+    d16 = [3, 0xFFF0, 7, 1, 0x8000, 0x10, 0x0100, 5]
+    d16 += [int(v) for v in rng.integers(1, 0xFFFF, n - len(d16))]       # never 0 or 0xffff
+    I64_MIN = 1 << 63
+    a64 = [I64_MIN, M64, 0, 1, (1 << 63) - 1, 0x00000001_00000000, M64, 0x8000_0000_0000_0001]
+    a64 += [rnd(64) for _ in range(n - len(a64))]
+    b64 = [M64, M64, 5, M64, 1, 0xFFFF_FFFF, 0, I64_MIN] + [rnd(64) for _ in range(n - 8)]
+    c64 = [1, 1, M64, 0, M64, 0xFFFF_FFFF_0000_0000, 7, 3] + [rnd(64) for _ in range(n - 8)]
+    d64 = [3, 0xFFFF_FFFF_FFFF_FFF0, 7, 2, 1 << 62, 10, 0x100, I64_MIN]
+    d64 += [rnd(40) + 1 for _ in range(n - len(d64))]          # never 0 or -1
+    for name, arr, dt in [("a", a, np.uint32), ("b", b, np.uint32), ("c", c, np.uint32),
+                          ("sh", sh, np.uint32), ("a16", a16, np.uint16), ("b16", b16, np.uint16),
+                          ("d16", d16, np.uint16), ("a64", a64, np.uint64), ("b64", b64, np.uint64),
+                          ("c64", c64, np.uint64), ("d64", d64, np.uint64)]:
+        save(t, name, np.array(arr, dtype=dt))
+
+    sat = lambda v: min(max(v, INT_MIN), INT_MAX) & M32
+    out = np.zeros((n, 26), dtype=np.uint32)
+    out64 = np.zeros((n, 18), dtype=np.uint64)
+    for i in range(n):
+        x, y, z, s = a[i], b[i], c[i], sh[i]
+        sx, sy, sz = s32(x), s32(y), s32(z)
+        o = out[i]
+        o[0] = sat(sx + sy)
+        o[1] = sat(sx - sy)
+        o[2] = sat(((sx * sy) >> 32) + sz)
+        o[3] = bfind_ref(x, 32, False, False)
+        o[4] = bfind_ref(x, 32, True, False)
+        o[5] = bfind_ref(x, 32, True, True)
+        o[6] = bfind_ref(a64[i], 64, False, False)
+        o[7] = bfind_ref(a64[i], 64, True, False)
+        o[8] = bfind_ref(a64[i], 64, True, True)
+        o[9] = bfind_ref(a64[i], 64, False, True)
+        o[10] = shift_ref("shl", x, s, 32)
+        o[11] = shift_ref("shr.s", x, s, 32)
+        o[12] = shift_ref("shr.u", x, s, 32)
+        h1, h2, h3 = a16[i], b16[i], d16[i]
+        sh1, sh2, sh3 = s16(h1), s16(h2), s16(h3)
+        o[13] = (abs(sh1) & 0xFFFF) | ((-sh1 & 0xFFFF) << 16)
+        o[14] = ((h1 * h2) & 0xFFFF) | ((((sh1 * sh2) >> 16) & 0xFFFF) << 16)
+        o[15] = (sh1 * sh2) & M32
+        o[16] = h1 * h2
+        o[17] = ((h1 * h2 + (z & 0xFFFF)) & 0xFFFF) | (((h1 * h2) >> 16) << 16)
+        q, r = tdiv(sh1, sh3)
+        o[18] = (q & 0xFFFF) | ((r & 0xFFFF) << 16)
+        o[19] = (h1 // h3) | ((h1 % h3) << 16)
+        o[20] = shift_ref("shl", h1, s, 16) | (shift_ref("shr.s", h1, s, 16) << 16)
+        o[21] = shift_ref("shr.u", h1, s, 16) | ((h1 ^ h2) << 16)
+        o[22] = M32 if h1 == h2 else 0
+        o[23] = (h1 if sx < sy else h2) | ((h1 if sy >= 0 else h2) << 16)
+        o[24] = min(sx, -5) & M32
+        o[25] = max(sx, -5) & M32
+        p, q64, r64, d = a64[i], b64[i], c64[i], d64[i]
+        sp, sd = s64(p), s64(d)
+        w = out64[i]
+        w[0] = shift_ref("shl", p, s, 64)
+        w[1] = shift_ref("shr.s", p, s, 64)
+        w[2] = shift_ref("shr.u", p, s, 64)
+        w[3] = abs(sp) & M64
+        qq, rr = tdiv(sp, sd)
+        w[4] = qq & M64
+        w[5] = rr & M64
+        w[6] = p // d
+        w[7] = p % d
+        w[8] = sad(p, q64, r64, 64)
+        w[9] = min(p, q64)
+        w[10] = max(p, q64)
+        w[11] = ~p & M64
+        X = (q64 << 64) | p                 # (b64:a64)
+        Y = (p << 64) | r64                 # (a64:c64)
+        S = (X + Y) & ((1 << 128) - 1)
+        D = (X - Y) & ((1 << 128) - 1)
+        Mv = p * q64 + r64
+        w[12], w[13] = S & M64, S >> 64
+        w[14], w[16] = D & M64, D >> 64
+        w[15], w[17] = Mv & M64, (Mv >> 64) & M64
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_out64", out64.reshape(-1))
+
+
+# =============================================================================================
+# fp_misc
+# =============================================================================================
+
+def fexact(x):
+    """A finite or infinite float as an exact Fraction, or the float itself (inf, +-0)."""
+    x = float(x)
+    if math.isinf(x) or x == 0.0 or math.isnan(x):
+        return x
+    return Fraction(x)
+
+
+def neg_of(x):
+    return math.copysign(1.0, float(x)) < 0
+
+
+def div_round(x, y, fmt, mode):
+    """IEEE division with one rounding (no NaN cases)."""
+    x, y = float(x), float(y)
+    sign = neg_of(x) != neg_of(y)
+    if y == 0.0 or math.isinf(x):
+        return round_to_bits(-math.inf if sign else math.inf, fmt)
+    if x == 0.0 or math.isinf(y):
+        return round_to_bits(-0.0 if sign else 0.0, fmt)
+    return round_to_bits(Fraction(x) / Fraction(y), fmt, mode)
+
+
+def sqrt_round(x, fmt, mode):
+    x = float(x)
+    if x == 0.0 or math.isinf(x):
+        return round_to_bits(x, fmt)       # sqrt(+-0) = +-0, sqrt(inf) = inf
+    return round_to_bits(sqrt_exactish(Fraction(x)), fmt, mode)
+
+
+def is_sub_bits(b, fmt):
+    ebits, fbits = FMT[fmt]
+    return ((b >> fbits) & ((1 << ebits) - 1)) == 0 and (b & ((1 << fbits) - 1)) != 0
+
+
+def ftz_bits(b, fmt):
+    """.ftz: a subnormal becomes a zero of the same sign."""
+    ebits, fbits = FMT[fmt]
+    return b & (1 << (ebits + fbits)) if is_sub_bits(b, fmt) else b
+
+
+def val_of_bits(b, fmt):
+    """A bit pattern as an exact Fraction, or a float for +-0 / inf / nan."""
+    v = bits_value(b, fmt)
+    if isinstance(v, float):
+        return v
+    if v == 0:
+        return -0.0 if fsign(b, fmt) else 0.0
+    return v
+
+
+def add_any(x, y, fmt, mode="rn"):
+    """x + y for bit patterns that may be zero or infinite (never inf - inf)."""
+    vx, vy = val_of_bits(x, fmt), val_of_bits(y, fmt)
+    for v in (vx, vy):
+        if isinstance(v, float) and math.isinf(v):
+            return round_to_bits(v, fmt)
+    fx = Fraction(0) if isinstance(vx, float) else vx
+    fy = Fraction(0) if isinstance(vy, float) else vy
+    s = fx + fy
+    if s == 0:
+        both = fsign(x, fmt) and fsign(y, fmt)
+        return round_to_bits(-0.0 if (both or (mode == "rm" and fx != 0)) else 0.0, fmt)
+    return round_to_bits(s, fmt, mode)
+
+
+def mul_any(x, y, fmt):
+    vx, vy = val_of_bits(x, fmt), val_of_bits(y, fmt)
+    sign = fsign(x, fmt) ^ fsign(y, fmt)
+    if any(isinstance(v, float) and math.isinf(v) for v in (vx, vy)):
+        return round_to_bits(-math.inf if sign else math.inf, fmt)
+    if any(isinstance(v, float) for v in (vx, vy)):
+        return round_to_bits(-0.0 if sign else 0.0, fmt)
+    return round_to_bits(vx * vy, fmt)
+
+
+def fma_any(x, y, z, fmt):
+    """x*y + z rounded once; handles zeros and infinities (never NaN here); None for NaN."""
+    vx, vy, vz = val_of_bits(x, fmt), val_of_bits(y, fmt), val_of_bits(z, fmt)
+    psign = fsign(x, fmt) ^ fsign(y, fmt)
+    isinf = lambda v: isinstance(v, float) and math.isinf(v)
+    if isinf(vx) or isinf(vy):
+        if (isinstance(vx, float) and vx == 0) or (isinstance(vy, float) and vy == 0):
+            return None
+        if isinf(vz) and (vz < 0) != bool(psign):
+            return None
+        return round_to_bits(-math.inf if psign else math.inf, fmt)
+    if isinf(vz):
+        return round_to_bits(vz, fmt)
+    p = Fraction(0) if isinstance(vx, float) or isinstance(vy, float) else vx * vy
+    fz = Fraction(0) if isinstance(vz, float) else vz
+    s = p + fz
+    if s == 0:
+        both = (p == 0 and psign) and fsign(z, fmt)
+        return round_to_bits(-0.0 if both else 0.0, fmt)
+    return round_to_bits(s, fmt)
+
+
+def sat_bits(b, fmt):
+    """.sat: clamp to [0.0, 1.0]; NaN (None) -> +0.0."""
+    one = round_to_bits(Fraction(1), fmt)
+    if b is None or is_nan_bits(b, fmt):
+        return 0
+    v = val_of_bits(b, fmt)
+    if isinstance(v, float):
+        if math.isinf(v):
+            return one if v > 0 else 0
+        return 0                                   # +-0 -> +0
+    if v < 0:
+        return 0
+    return one if v > 1 else b
+
+
+def gen_fp_misc():
+    t = "fp_misc"
+    n = 64
+    rng = np.random.default_rng(14001)
+    inf, nan = float("inf"), float("nan")
+    FMAX = float(np.finfo(np.float32).max)
+    DMAX = float(np.finfo(np.float64).max)
+    rows = [  # x, y, z, q, xn
+        (1.0, 3.0, 0.5, 2.0, nan), (-1.0, 3.0, -0.25, 3.0, -0.3), (2.0, 3.0, 1.0, 0.0, 0.2),
+        (1.0, 0.0, 0.0, -0.0, 0.9), (-1.0, 0.0, 2.0, inf, 2.0), (FMAX, 0.5, 1.0, 1e-40, -5.0),
+        (-FMAX, 0.5, -1.0, 1e38, 1.0), (1e-38, 1e10, 3.0, 0.25, inf), (SUB, 3.0, 0.0, 10.0, -inf),
+        (-0.0, 3.0, 1.0, 7.0, 0.5), (0.0, -2.0, -0.0, 5.0, 0.25), (1e-20, 1e-20, 0.0, 1.5, -0.5),
+        (-1e-20, 1e-20, 0.0, 2.5, 0.75), (3e38, 1.0, -3e38, 123.0, 0.5),
+        (1.0, 3e38, 0.0, 1e-30, 0.5), (-SUB, 1.0, 0.0, 3.0, 0.5), (1e38, 7.0, 0.0, 2e-45, 0.5),
+    ]
+    cols = list(zip(*rows))
+    m = n - len(rows)
+    x = list(cols[0]) + [float(v) for v in rng.uniform(-10, 10, m)]
+    y = list(cols[1]) + [float(v) for v in rng.uniform(-10, 10, m)]
+    z = list(cols[2]) + [float(v) for v in rng.uniform(-10, 10, m)]
+    q = list(cols[3]) + [float(v) for v in rng.uniform(0, 100, m)]
+    xn = list(cols[4]) + [float(v) for v in rng.uniform(-1, 2, m)]
+    x32, y32, z32, q32, xn32 = (np.array(a, dtype=np.float32) for a in (x, y, z, q, xn))
+    drows = [(1.0, 3.0, 2.0), (-1.0, 3.0, 3.0), (2.0, 3.0, 0.0), (1.0, 0.0, -0.0),
+             (-1.0, 0.0, inf), (DMAX, 0.5, 1e-320), (-DMAX, 0.5, 1e308), (1e-300, 1e10, 0.25),
+             (1e308, 7.0, 10.0), (-0.0, 3.0, 7.0), (0.0, -2.0, 5.0), (5e-324, 3.0, 2.5)]
+    dcols = list(zip(*drows))
+    dm = n - len(drows)
+    dx = np.array(list(dcols[0]) + list(rng.uniform(-10, 10, dm)), dtype=np.float64)
+    dy = np.array(list(dcols[1]) + list(rng.uniform(-10, 10, dm)), dtype=np.float64)
+    dq = np.array(list(dcols[2]) + list(rng.uniform(0, 100, dm)), dtype=np.float64)
+    P = lambda e: 2.0 ** e
+    hrows = [(1.0, 1.0, 0.5), (-0.0, 0.0, 0.0), (P(-10), P(-10), 0.0), (P(-15), 4.0, -1.0),
+             (-P(-15), 4.0, 0.0), (65504.0, -65504.0, 1.0), (3.0, -2.0, 0.25),
+             (0.5, 0.25, 0.125), (-2.0, -2.0, 5.0), (0.75, 1.25, -0.0625)]
+    h1 = [h(r[0]) for r in hrows] + [f16_bits_of(v) for v in rng.uniform(-4, 4, n - len(hrows))]
+    h2 = [h(r[1]) for r in hrows] + [f16_bits_of(v) for v in rng.uniform(-4, 4, n - len(hrows))]
+    h3 = [h(r[2]) for r in hrows] + [f16_bits_of(v) for v in rng.uniform(-4, 4, n - len(hrows))]
+    for name, arr in [("x", x32), ("y", y32), ("z", z32), ("q", q32), ("xn", xn32), ("dx", dx),
+                      ("dy", dy), ("dq", dq), ("h1", np.array(h1, dtype=np.uint16)),
+                      ("h2", np.array(h2, dtype=np.uint16)), ("h3", np.array(h3, dtype=np.uint16))]:
+        save(t, name, arr)
+
+    b32 = lambda a: [int(v) for v in a.view(np.uint32)]
+    xb, yb, zb, qb, nb = b32(x32), b32(y32), b32(z32), b32(q32), b32(xn32)
+    o32 = np.zeros((n, 22), dtype=np.uint32)
+    o64 = np.zeros((n, 10), dtype=np.uint64)
+    o16 = np.zeros((n, 8), dtype=np.uint16)
+    fa = np.zeros((n, 2), dtype=np.float32)
+    for i in range(n):
+        X, Y, Q = float(x32[i]), float(y32[i]), float(q32[i])
+        o = o32[i]
+        for k, md in enumerate(["rz", "rm", "rp"]):
+            o[k] = div_round(X, Y, "f32", md)
+            o[3 + k] = div_round(1.0, X, "f32", md)
+            o[6 + k] = sqrt_round(Q, "f32", md)
+        o[9] = sat_bits(None if math.isnan(float(xn32[i])) else add_any(nb[i], yb[i], "f32"), "f32")
+        o[10] = sat_bits(None if math.isnan(float(xn32[i])) else mul_any(nb[i], yb[i], "f32"), "f32")
+        o[11] = sat_bits(None if math.isnan(float(xn32[i])) else fma_any(nb[i], yb[i], zb[i], "f32"), "f32")
+        fx, fy, fq = ftz_bits(xb[i], "f32"), ftz_bits(yb[i], "f32"), ftz_bits(qb[i], "f32")
+        o[12] = ftz_bits(add_any(fx, fy, "f32"), "f32")
+        o[13] = ftz_bits(mul_any(fx, fy, "f32"), "f32")
+        o[14] = fx & 0x7FFFFFFF
+        o[15] = fx ^ 0x80000000
+        vx, vy = val_of_bits(fx, "f32"), val_of_bits(fy, "f32")
+        o[16] = fx if float(vx) < float(vy) else fy        # no +-0 ties in the inputs
+        o[17] = fma_any(xb[i], yb[i], zb[i], "f32")
+        o[18] = ftz_bits(div_round(bits_f32(fx), bits_f32(fy), "f32", "rn"), "f32")
+        o[19] = ftz_bits(sqrt_round(bits_f32(fq), "f32", "rn"), "f32")
+        DX, DY, DQ = float(dx[i]), float(dy[i]), float(dq[i])
+        o[20] = 0x3F800000 if DX < DY else 0
+        lt_u = DX < DY                                        # no NaN operands
+        o[21] = (1 if lt_u else 0) | (0 if lt_u else 2)
+        w = o64[i]
+        for k, md in enumerate(["rz", "rm", "rp"]):
+            w[k] = div_round(DX, DY, "f64", md)
+            w[3 + k] = div_round(1.0, DX, "f64", md)
+            w[6 + k] = sqrt_round(DQ, "f64", md)
+        w[9] = (f64_bits(DY) & 0x7FFFFFFFFFFFFFFF) | (f64_bits(DX) & (1 << 63))
+        a, b, c = h1[i], h2[i], h3[i]
+        hv = o16[i]
+        hv[0] = add_any(a, b ^ 0x8000, "f16")
+        hv[1] = a & 0x7FFF
+        hv[2] = a ^ 0x8000
+        hv[3] = sat_bits(fma_any(a, b, c, "f16"), "f16")
+        hv[4] = ftz_bits(mul_any(ftz_bits(a, "f16"), ftz_bits(b, "f16"), "f16"), "f16")
+        hv[5] = add_any(a, b ^ 0x8000, "f16")               # lo: h1 - h2
+        hv[6] = add_any(b, c ^ 0x8000, "f16")               # hi: h2 - h3
+        va, vb = float(bits_value(a, "f16")), float(bits_value(b, "f16"))
+        hv[7] = (va < vb) | ((va == vb) << 1) | ((va > vb) << 2)
+        with np.errstate(all="ignore"):
+            fa[i, 0] = np.float32(np.float64(x32[i]) / np.float64(y32[i]))
+            fa[i, 1] = np.float32(1.0 / np.float64(x32[i]))
+    save(t, "expected_o32", o32.reshape(-1))
+    save(t, "expected_o64", o64.reshape(-1))
+    save(t, "expected_o16", o16.reshape(-1))
+    save(t, "expected_fa", fa.reshape(-1))
+
+
+# =============================================================================================
+# cvt_more
+# =============================================================================================
+
+def round_int(v, mode):
+    """Round an exact Fraction to an integer: rni (ties to even), rzi, rmi, rpi."""
+    fl = v.numerator // v.denominator
+    frac = v - fl
+    if mode == "rmi":
+        return fl
+    if mode == "rpi":
+        return fl + (1 if frac else 0)
+    if mode == "rzi":
+        return fl if v >= 0 else fl + (1 if frac else 0)
+    if frac > Fraction(1, 2) or (frac == Fraction(1, 2) and fl % 2 == 1):
+        return fl + 1
+    return fl
+
+
+def f2i(x, mode, lo, hi):
+    """PTX float -> integer: round, saturate to [lo, hi], NaN -> 0."""
+    x = float(x)
+    if math.isnan(x):
+        return 0
+    if math.isinf(x):
+        return hi if x > 0 else lo
+    return min(max(round_int(Fraction(x), mode), lo), hi)
+
+
+def sext(v, bits):
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def gen_cvt_more():
+    t = "cvt_more"
+    n = 64
+    rng = np.random.default_rng(15001)
+    inf, nan = float("inf"), float("nan")
+    P = lambda e: 2.0 ** e
+    x = [nan, inf, -inf, 127.5, 127.49, -128.5, -129.0, 300.7, -300.7, 0.5, 1.5, 2.5, -0.5,
+         -1.5, 65535.4, 65535.5, 65536.0, -1.0, 3e9, -3e9, 2147483520.0, -0.0, 1e-40]
+    x += [float(v) for v in rng.uniform(-300, 300, n - len(x))]
+    x32 = np.array(x, dtype=np.float32)
+    xf = [SUB, -SUB, 1e-45, -1e-45, 1.0, -0.0, 2.0 ** -126, -(2.0 ** -127)]
+    xf += [float(v) for v in rng.uniform(-5, 5, n - len(xf))]
+    xf32 = np.array(xf, dtype=np.float32)
+    d = [1 + P(-11) + P(-40), 1 + P(-11), 1 + P(-11) - P(-40), 65519.9999, 65520.0, -65520.0,
+         P(-25), P(-25) + P(-60), 3 * P(-26), 1e300, -1e300, inf, -inf, -0.0, 1e-320,
+         -1e30, 9.3e18, -2.5, 0.1]
+    d += [float(v) for v in rng.uniform(-70000, 70000, n - len(d))]
+    d64 = np.array(d, dtype=np.float64)
+    hv = [h(2.5), h(0.5), h(-1.5), h(-0.5), h(3.5), h(512.5), h(513.5), h(-0.375), h(65504.0),
+          0x1280, 0x12FF, 0x00FF, 0x0080, 0xBB7F, 0x7C00, 0xFC00, 0x8000, 0x0001]
+    hv += [f16_bits_of(v) for v in rng.uniform(-600, 600, n - len(hv))]
+    iv = [65519, 65520, 65535, 2049, 2051, -2049, 100000, -100000, 0, -1, INT_MIN, INT_MAX,
+          0x12345, 70000, -32769, 4097]
+    iv += [int(v) for v in rng.integers(-200000, 200000, n - len(iv))]
+    I64 = 1 << 63
+    lv = [-1, -(1 << 63), (1 << 63) - 1, 32767, 32768, -32768, -32769, (1 << 32) - 1, 1 << 32,
+          0, 1, (1 << 53) + 1, (1 << 24) + 1, 0x7FFFFFBFFFFFFFFF, -5]
+    lv += [int(v) for v in rng.integers(-(1 << 62), 1 << 62, n - len(lv))]
+    for name, arr in [("x", x32), ("xf", xf32), ("d", d64), ("hv", np.array(hv, dtype=np.uint16)),
+                      ("iv", np.array(iv, dtype=np.int32)), ("lv", np.array(lv, dtype=np.int64))]:
+        save(t, name, arr)
+
+    o16 = np.zeros((n, 8), dtype=np.uint16)
+    o32 = np.zeros((n, 10), dtype=np.uint32)
+    o64 = np.zeros((n, 4), dtype=np.uint64)
+    for i in range(n):
+        X, XF, D, H, I, Lv = float(x32[i]), float(xf32[i]), float(d64[i]), hv[i], iv[i], lv[i]
+        dv = fexact(D)
+        o = o16[i]
+        o[0] = f2i(X, "rzi", -128, 127) & 0xFFFF           # .s8 result sign-extended in .b16
+        o[1] = f2i(X, "rni", 0, 0xFFFF)
+        o[2] = round_to_bits(dv, "f16", "rn")
+        o[3] = round_to_bits(dv, "f16", "rz")
+        o[4] = round_to_bits(Fraction(I) if I else 0.0, "f16", "rn")
+        o[5] = round_to_bits(Fraction(I & M32) if I else 0.0, "f16", "rz")
+        hvv = val_of_bits(H, "f16")
+        if isinstance(hvv, float):
+            o[6] = H                                        # +-0 and +-inf are unchanged
+        else:
+            r = round_int(hvv, "rni")
+            o[6] = round_to_bits(Fraction(r) if r else (-0.0 if hvv < 0 else 0.0), "f16")
+        o[7] = sext(H, 8) & 0xFFFF
+        w = o32[i]
+        w[0] = f2i(X, "rzi", INT_MIN, INT_MAX) & M32
+        xfb = int(xf32.view(np.uint32)[i])
+        w[1] = ftz_bits(xfb, "f32")
+        w[2] = xfb
+        w[3] = sext(H, 8) & M32
+        w[4] = H & 0xFF
+        w[5] = sext(H, 16) & M32
+        w[6] = min(max(Lv, -32768), 32767) & 0xFFFF
+        w[7] = min(max(Lv, 0), M32)
+        w[8] = I & 0xFFFF
+        w[9] = round_to_bits(Fraction(Lv & M64) if Lv else 0.0, "f32", "rz")
+        v = o64[i]
+        v[0] = f2i(D, "rmi", -(1 << 63), (1 << 63) - 1) & M64
+        v[1] = round_to_bits(hvv, "f64")                   # exact
+        v[2] = round_to_bits(Fraction(Lv & M64) if Lv else 0.0, "f64", "rn")
+        v[3] = sext(H, 8) & M64
+    save(t, "expected_o16", o16.reshape(-1))
+    save(t, "expected_o32", o32.reshape(-1))
+    save(t, "expected_o64", o64.reshape(-1))
+
+
+# =============================================================================================
+# mem_more
+# =============================================================================================
+
+def gen_mem_more():
+    t = "mem_more"
+    n, bs = 128, 64
+    rng = np.random.default_rng(16001)
+    inp = rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    gq = np.array([(g << 33) + 1 for g in range(n)], dtype=np.uint64)
+    gq2 = np.array([0xA5A5_0000_0000_0000 | (g * 0x1234567) for g in range(n)], dtype=np.uint64)
+    lv = rng.integers(-(1 << 62), 1 << 62, size=n, dtype=np.int64)
+    lv[17] = -(1 << 63)
+    h16 = np.array([g if g % 2 == 0 else g + 0x1000 for g in range(n)], dtype=np.uint16)
+    dvb = [f64_bits(float(v)) for v in rng.uniform(-1e6, 1e6, 2 * n)]
+    dvb[3] = 0x7FF0000000000001        # a signalling NaN: its bits must survive ld/mov/st
+    dvb[4] = 0xFFF8000000000123        # a quiet NaN with a payload
+    dvb[5] = 0x8000000000000000        # -0.0
+    dv = np.array(dvb, dtype=np.uint64)
+    hv4 = rng.integers(0, 1 << 16, size=4 * n, dtype=np.uint64).astype(np.uint16)
+    byts = rng.integers(0, 256, size=n, dtype=np.uint64).astype(np.uint8)
+    byts[0], byts[1] = 0x80, 0x7F
+    for name, arr in [("inp", inp), ("gq", gq), ("gq2", gq2), ("lv", lv), ("h16", h16),
+                      ("dv", dv), ("hv4", hv4), ("bytes", byts)]:
+        save(t, name, arr)
+
+    ctab = [11, 22, 33, 44]
+    out = np.zeros((n, 26), dtype=np.uint32)
+    o2 = np.zeros((n, 4), dtype=np.uint32)
+    o3 = np.zeros((n, 2), dtype=np.uint32)
+    for g in range(n):
+        o = out[g]
+        tt = g % bs
+        for k in range(9):
+            o[k] = inp[g ^ k]
+        o[9] = 3 * g
+        o[10], o[11] = int(gq[g]) & M32, int(gq[g]) >> 32
+        o[12] = int(gq2[g]) & M32
+        o[13] = h16[g]
+        for k in range(4):
+            o[14 + k] = (g ^ 1) + k          # integer bits read back as f32 and stored as is
+        o[18] = int(hv4[4 * g]) | (int(hv4[4 * g + 1]) << 16)
+        o[19] = int(hv4[4 * g + 2]) | (int(hv4[4 * g + 3]) << 16)
+        o[20] = byts[g]
+        o[21] = sext(int(byts[g]), 8) & 0xFFFF
+        o[22] = ctab[g % 4]
+        if tt < 32 and tt % 2 == 0:          # survivors: even lanes of warp 0
+            o[23] = 0x55555555
+            o[24] = 9 * (g ^ 2)
+        for k in range(4):
+            o2[g, k] = (int(inp[g]) + 1 + k) & M32
+        o3[g, 0] = (int(inp[g]) + 5) & M32
+        o3[g, 1] = (int(inp[g]) + 6) & M32
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_o2", o2.reshape(-1))
+    save(t, "expected_o3", o3.reshape(-1))
+    save(t, "expected_gx", np.array([g + 1000 for g in range(n)], dtype=np.uint32))
+    save(t, "expected_gq", np.array([(~int(gq[g]) & M64) if g % 2 == 0 else int(gq[g])
+                                     for g in range(n)], dtype=np.uint64))
+    save(t, "expected_gq2", np.array([g << 40 for g in range(n)], dtype=np.uint64))
+    a = -1
+    for v in lv:
+        a &= int(v)
+    save(t, "expected_g64", np.array([min(int(v) for v in lv), a], dtype=np.int64))
+    save(t, "expected_hs", np.array([h(128.0), 0, h(128.0), h(64.0)], dtype=np.uint16))
+    save(t, "expected_h16", np.array([0xBEEF if g % 2 == 0 else int(h16[g]) for g in range(n)],
+                                     dtype=np.uint16))
+    d = f64_bits(sum(g / 8 for g in range(n)))
+    save(t, "expected_gf", np.array([f32_bits(sum(g / 4 for g in range(n))), 0, d & M32, d >> 32],
+                                    dtype=np.uint32))
+    save(t, "expected_o64", dv)
+    save(t, "expected_bout", np.array([(7 * g + 256) & 0xFF for g in range(n)], dtype=np.uint8))
+    res = np.zeros((2, 8), dtype=np.uint32)
+    for b in range(2):
+        gs = range(b * bs, (b + 1) * bs)
+        s = sum(gs)
+        res[b, 0] = 3 * bs
+        res[b, 1] = sum(range(bs))
+        res[b, 2], res[b, 3] = s & M32, s >> 32
+        res[b, 4] = f32_bits(s / 2)
+        res[b, 5] = min(int(inp[g]) for g in gs)
+        x = 0
+        for g in gs:
+            x ^= (g * 0x01010101) & M32
+        res[b, 6] = x
+        res[b, 7] = 0x55555555
+    save(t, "expected_res", res.reshape(-1))
+    r = 0
+    for _ in range(n):
+        r = atom_inc(r, 50)
+    save(t, "expected_gcnt", np.array([n, sum(range(n)), r], dtype=np.uint32))
+
+
+# =============================================================================================
+# prefetch_levels, hexfloat_bits
+# =============================================================================================
+
+def gen_prefetch_levels():
+    save("prefetch_levels", "expected_out", np.array([7 + 3 * g + 1 for g in range(64)], dtype=np.uint32))
+
+
+def gen_hexfloat_bits():
+    t = "hexfloat_bits"
+    row = [0x3F800000, 0xC0490FDB, 0x3F800000, f32_bits(3.0)]
+    save(t, "expected_out32", np.array(row * 32, dtype=np.uint32))
+    save(t, "expected_out64", np.array([0x400921FB54442D18, f64_bits(-1.0)] * 32, dtype=np.uint64))
+
+
 TRACES = {
     "warp_match": gen_warp_match,
     "sfu_approx": gen_sfu_approx,
@@ -1207,6 +1791,12 @@ TRACES = {
     "barriers": gen_barriers,
     "sregs": gen_sregs,
     "calls_brx": gen_calls_brx,
+    "int_misc": gen_int_misc,
+    "fp_misc": gen_fp_misc,
+    "cvt_more": gen_cvt_more,
+    "mem_more": gen_mem_more,
+    "prefetch_levels": gen_prefetch_levels,
+    "hexfloat_bits": gen_hexfloat_bits,
 }
 
 

@@ -197,7 +197,7 @@ impl Sm {
         epoch: &mut u64,
         res: &mut StepResult,
     ) -> Result<Option<Unit>, Fault> {
-        let unit = self.warps[slot].as_ref().and_then(|w| next_unit(w));
+        let unit = self.warps[slot].as_ref().and_then(next_unit);
         if let Some(u) = unit {
             let p = &mut self.parts[part];
             if let Some(i) = p.free_unit(u, cycle) {
