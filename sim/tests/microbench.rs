@@ -99,6 +99,16 @@ fn latency_and_throughput_match_fermi() {
     check_config(Some(root().join("configs/fermi-gtx480.yaml")), "fermi");
 }
 
+#[test]
+fn latency_and_throughput_match_volta() {
+    check_config(Some(root().join("configs/volta-v100.yaml")), "volta");
+}
+
+#[test]
+fn latency_and_throughput_match_ampere() {
+    check_config(Some(root().join("configs/ampere-a100.yaml")), "ampere");
+}
+
 /// Issue order with two ready warps on one scheduler, both running independent int
 /// instructions: LRR alternates; GTO and oldest-first keep issuing the older warp while it
 /// is ready (it always is, in this stream).

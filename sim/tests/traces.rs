@@ -105,10 +105,13 @@ fn kernel_traces_under_every_scheduler() {
     }
 }
 
-/// The formal report's machine runs every kernel and litmus trace too.
+/// Every shipped GPU config runs every kernel and litmus trace.
 #[test]
-fn traces_on_fermi_gtx480() {
-    let cfg = traces_root().join("../configs/fermi-gtx480.yaml");
-    run_all_with("kernels", Some(&cfg), &[]);
-    run_all_with("semantics", Some(&cfg), &[]);
+fn traces_on_every_config() {
+    for name in ["fermi-gtx480", "volta-v100", "ampere-a100"] {
+        let cfg = traces_root().join(format!("../configs/{name}.yaml"));
+        run_all_with("kernels", Some(&cfg), &[]);
+        run_all_with("semantics", Some(&cfg), &[]);
+        run_all_with("microbench", Some(&cfg), &[]);
+    }
 }
