@@ -1775,6 +1775,37 @@ def gen_hexfloat_bits():
     save(t, "expected_out64", np.array([0x400921FB54442D18, f64_bits(-1.0)] * 32, dtype=np.uint64))
 
 
+# =============================================================================================
+# operand_forms
+# =============================================================================================
+
+def gen_operand_forms():
+    t = "operand_forms"
+    n = 64
+    rng = np.random.default_rng(17001)
+    inp = rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    v = rng.integers(0, 1 << 32, size=4 * n, dtype=np.uint64).astype(np.uint32)
+    save(t, "inp", inp)
+    save(t, "v", v)
+    out = np.full((n, 12), 0xDEADBEEF, dtype=np.uint32)
+    for g in range(n):
+        o = out[g]
+        o[0], o[1], o[2], o[3] = 0o17, 0b101, 5, 100 - 0x10
+        o[4] = f32_bits(1500.0)
+        o[5] = 0x3F800000
+        o[6] = g % 32
+        if g > 0:
+            o[7] = inp[g - 1]
+        if g < 60:
+            o[8] = inp[g + 4]
+        lt = int(inp[g]) < int(inp[g ^ 1])
+        o[9] = (1 if lt else 0) | (0 if lt else 2)
+        o[10] = inp[g ^ 1]
+        o[11] = v[4 * g + 3]
+    save(t, "expected_out", out.reshape(-1))
+    save(t, "expected_vst", np.array([[g, 5] for g in range(n)], dtype=np.uint32).reshape(-1))
+
+
 TRACES = {
     "warp_match": gen_warp_match,
     "sfu_approx": gen_sfu_approx,
@@ -1797,6 +1828,7 @@ TRACES = {
     "mem_more": gen_mem_more,
     "prefetch_levels": gen_prefetch_levels,
     "hexfloat_bits": gen_hexfloat_bits,
+    "operand_forms": gen_operand_forms,
 }
 
 
