@@ -80,6 +80,11 @@ fn kernel_traces() {
 }
 
 #[test]
+fn isa_traces() {
+    run_all("isa");
+}
+
+#[test]
 fn microbench_traces() {
     run_all("microbench");
 }
@@ -113,5 +118,6 @@ fn traces_on_every_config() {
         run_all_with("kernels", Some(&cfg), &[]);
         run_all_with("semantics", Some(&cfg), &[]);
         run_all_with("microbench", Some(&cfg), &[]);
+        run_all_with("isa", Some(&cfg), &[]);
     }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the inputs and expected outputs of the hand-written PTX traces in traces/isa/.
+r"""Generate the inputs and expected outputs of the hand-written PTX traces in traces/isa/.
 
 How to rerun
 ------------
@@ -17,6 +17,12 @@ The .ptx and .yaml files are hand-written; this script writes only *.npy files.
 Then run a trace with
     cargo build --release -p gpusim
     target/release/gpusim run traces/isa/NAME/NAME.yaml
+
+Validate the PTX (ptxas ships in the nvidia-cuda-nvcc-cu12 wheel, under
+site-packages/nvidia/cuda_nvcc/bin) at each file's own .target (sm_70 unless the file says
+sm_75 or sm_80):
+    for f in traces/isa/*/*.ptx; do
+      ptxas -arch=$(sed -n 's/^\.target //p' "$f") "$f" -o /dev/null || echo "FAIL $f"; done
 """
 
 import math
@@ -321,14 +327,6 @@ def gen_tanh_sm75():
 # =============================================================================================
 
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
-
-
-def u32_of_f32(x):
-    return int(np.float32(x).view(np.uint32))
-
-
-def u64_of_f64(x):
-    return int(np.float64(x).view(np.uint64))
 
 
 def gen_select_set():
@@ -840,7 +838,6 @@ def gen_half_cvt():
     ivs = np.array(iv, dtype=np.int32)
 
     one_p = 1 + P(-10)
-    one_m = 1 - P(-11)
     rows = [  # (h1, h2, h3)
         (1.0, P(-11), 0.0),
         (60000.0, 60000.0, 1.0),
@@ -1617,7 +1614,6 @@ def gen_cvt_more():
     iv = [65519, 65520, 65535, 2049, 2051, -2049, 100000, -100000, 0, -1, INT_MIN, INT_MAX,
           0x12345, 70000, -32769, 4097]
     iv += [int(v) for v in rng.integers(-200000, 200000, n - len(iv))]
-    I64 = 1 << 63
     lv = [-1, -(1 << 63), (1 << 63) - 1, 32767, 32768, -32768, -32769, (1 << 32) - 1, 1 << 32,
           0, 1, (1 << 53) + 1, (1 << 24) + 1, 0x7FFFFFBFFFFFFFFF, -5]
     lv += [int(v) for v in rng.integers(-(1 << 62), 1 << 62, n - len(lv))]
@@ -1629,7 +1625,7 @@ def gen_cvt_more():
     o32 = np.zeros((n, 10), dtype=np.uint32)
     o64 = np.zeros((n, 4), dtype=np.uint64)
     for i in range(n):
-        X, XF, D, H, I, Lv = float(x32[i]), float(xf32[i]), float(d64[i]), hv[i], iv[i], lv[i]
+        X, D, H, I, Lv = float(x32[i]), float(d64[i]), hv[i], iv[i], lv[i]
         dv = fexact(D)
         o = o16[i]
         o[0] = f2i(X, "rzi", -128, 127) & 0xFFFF           # .s8 result sign-extended in .b16
@@ -1770,8 +1766,9 @@ def gen_prefetch_levels():
 
 def gen_hexfloat_bits():
     t = "hexfloat_bits"
-    row = [0x3F800000, 0xC0490FDB, 0x3F800000, f32_bits(3.0)]
-    save(t, "expected_out32", np.array(row * 32, dtype=np.uint32))
+    rows = [[0x3F800000, 0xC0490FDB, 0x3F800000, f32_bits(3.0), 0x40490FDB,
+             0x3F800000 if tt % 2 else 0xBF800000] for tt in range(32)]
+    save(t, "expected_out32", np.array(rows, dtype=np.uint32).reshape(-1))
     save(t, "expected_out64", np.array([0x400921FB54442D18, f64_bits(-1.0)] * 32, dtype=np.uint64))
 
 

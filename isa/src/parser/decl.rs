@@ -23,11 +23,20 @@ pub(crate) fn space_of(d: &str) -> Option<Space> {
 pub(crate) enum Const {
     Int(i64),
     Float(f64),
+    /// `0fXXXXXXXX`: the exact bits of an f32 (also valid for a `.b32` operand).
+    F32Bits(u32),
+    /// `0dXXXXXXXXXXXXXXXX`: the exact bits of an f64 (also valid for a `.b64` operand).
+    F64Bits(u64),
 }
 
 impl Const {
     pub fn to_bits(self, ty: Type) -> u64 {
         match (self, ty) {
+            // Hex float literals keep their exact bits in their own width (incl. NaN payloads).
+            (Const::F32Bits(b), Type::F32 | Type::B32) => b as u64,
+            (Const::F64Bits(b), Type::F64 | Type::B64) => b,
+            (Const::F32Bits(b), _) => Const::Float(f32::from_bits(b) as f64).to_bits(ty),
+            (Const::F64Bits(b), _) => Const::Float(f64::from_bits(b)).to_bits(ty),
             (Const::Int(v), Type::F32) => (v as f32).to_bits() as u64,
             (Const::Int(v), Type::F64) => (v as f64).to_bits(),
             (Const::Float(v), Type::F32) => (v as f32).to_bits() as u64,
@@ -355,6 +364,9 @@ impl<'a> ModuleParser<'a> {
             Tok::Minus => match self.const_factor()? {
                 Const::Int(v) => Const::Int(v.wrapping_neg()),
                 Const::Float(v) => Const::Float(-v),
+                // negating a hex float flips its sign bit exactly
+                Const::F32Bits(b) => Const::F32Bits(b ^ 0x8000_0000),
+                Const::F64Bits(b) => Const::F64Bits(b ^ (1 << 63)),
             },
             Tok::LParen => {
                 let v = self.const_expr()?;
@@ -363,8 +375,8 @@ impl<'a> ModuleParser<'a> {
             }
             Tok::Int(v) => Const::Int(v as i64),
             Tok::Float(v) => Const::Float(v),
-            Tok::F32Bits(b) => Const::Float(f32::from_bits(b) as f64),
-            Tok::F64Bits(b) => Const::Float(f64::from_bits(b)),
+            Tok::F32Bits(b) => Const::F32Bits(b),
+            Tok::F64Bits(b) => Const::F64Bits(b),
             other => {
                 return Err(self.c.err(
                     span,
@@ -399,6 +411,8 @@ fn as_f64(c: Const) -> f64 {
     match c {
         Const::Int(v) => v as f64,
         Const::Float(v) => v,
+        Const::F32Bits(b) => f32::from_bits(b) as f64,
+        Const::F64Bits(b) => f64::from_bits(b),
     }
 }
 

@@ -613,9 +613,13 @@ impl<'a> ModuleParser<'a> {
             }
             "exit" | "trap" | "sync" | "brk" | "break" | "prefetch" | "prefetchu" => {
                 if name.starts_with("prefetch") {
-                    // A cache hint: it changes no value, so it retires as a no-op.
+                    // `prefetch{.space}.level [a]`: a cache hint that changes no value, so it
+                    // retires as a no-op (the address is still parsed and checked).
                     m.take_memory_hints();
+                    m.take_any(&["L1", "L2"]);
                     space_of(m);
+                    self.nargs(raw, 1, name, span)?;
+                    self.addr(b, &raw[0])?;
                     return Ok(Op::Nop);
                 }
                 self.nargs(raw, 0, name, span)?;

@@ -180,16 +180,14 @@ impl<'a> ModuleParser<'a> {
         if base.is_none() {
             match self.const_expr()? {
                 Const::Int(v) => offset = v,
-                Const::Float(_) => return Err(self.c.err(span, "an address must be an integer")),
+                _ => return Err(self.c.err(span, "an address must be an integer")),
             }
         } else if matches!(self.c.peek(), Some(Tok::Plus | Tok::Minus)) {
             let neg = self.c.peek() == Some(&Tok::Minus);
             self.c.bump()?;
             match self.const_expr()? {
                 Const::Int(v) => offset = if neg { v.wrapping_neg() } else { v },
-                Const::Float(_) => {
-                    return Err(self.c.err(span, "an address offset must be an integer"))
-                }
+                _ => return Err(self.c.err(span, "an address offset must be an integer")),
             }
         }
         self.c.expect(&Tok::RBracket, "`]`")?;
@@ -206,7 +204,14 @@ impl<'a> ModuleParser<'a> {
             },
             RawOp::Special(sr, _) => Ok(Operand::Special(*sr)),
             RawOp::Imm(v, s) => {
-                if matches!(v, Const::Float(_)) && !ty.is_float() {
+                let exact_bits = matches!(
+                    (v, ty),
+                    (Const::F32Bits(_), Type::B32) | (Const::F64Bits(_), Type::B64)
+                );
+                if matches!(v, Const::Float(_) | Const::F32Bits(_) | Const::F64Bits(_))
+                    && !ty.is_float()
+                    && !exact_bits
+                {
                     return Err(self.c.err(
                         *s,
                         format!(
