@@ -37,8 +37,23 @@ struct RunArgs {
     trace_warps: Option<PathBuf>,
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ChartArg {
+    /// warp-cycles per stall state, per kernel
+    Stalls,
+    /// issued instructions by active lanes (SIMD efficiency)
+    Simd,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
+    /// Draw a chart (PNG or SVG, by the output's extension) from `run --stats-json` output.
+    Plot {
+        chart: ChartArg,
+        stats: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Run a launch manifest: simulate, print a summary, verify its checks.
     Run(RunArgs),
     /// Parse a PTX file and report its functions; --tokens prints them with reconvergence
@@ -56,6 +71,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.cmd {
         Cmd::Run(args) => cmd_run(&args),
+        Cmd::Plot {
+            chart,
+            stats,
+            output,
+        } => cmd_plot(chart, &stats, &output),
         Cmd::Ptx { file, tokens, cfg } => cmd_ptx(&file, tokens, cfg),
     };
     ExitCode::from(code as u8)
@@ -181,6 +201,30 @@ fn cmd_run(args: &RunArgs) -> i32 {
             }
         }
         1
+    }
+}
+
+fn cmd_plot(chart: ChartArg, stats: &std::path::Path, output: &std::path::Path) -> i32 {
+    let doc = match std::fs::read_to_string(stats)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {}: {e}", stats.display());
+            return 2;
+        }
+    };
+    let chart = match chart {
+        ChartArg::Stalls => gpusim_viz::Chart::Stalls,
+        ChartArg::Simd => gpusim_viz::Chart::Simd,
+    };
+    match gpusim_viz::plot(chart, &doc, output) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
     }
 }
 

@@ -476,3 +476,45 @@ fn runs_are_deterministic() {
         );
     }
 }
+
+/// `gpusim plot` draws the stall and SIMD charts from `--stats-json` output.
+#[test]
+fn plot_draws_charts_from_stats_json() {
+    let dir = std::env::temp_dir().join(format!("gpusim-cli-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stats = dir.join("stats.json");
+    let manifest =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/kernels/mandelbrot/mandelbrot.yaml");
+    let run = Command::new(env!("CARGO_BIN_EXE_gpusim"))
+        .arg("run")
+        .arg(&manifest)
+        .arg("--stats-json")
+        .arg(&stats)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    for (chart, file) in [("stalls", "s.svg"), ("simd", "h.png")] {
+        let out = dir.join(file);
+        let p = Command::new(env!("CARGO_BIN_EXE_gpusim"))
+            .args(["plot", chart])
+            .arg(&stats)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+        assert!(
+            std::fs::metadata(&out).unwrap().len() > 1000,
+            "{file} is too small to be a chart"
+        );
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_gpusim"))
+        .args(["plot", "stalls"])
+        .arg(&manifest)
+        .arg("-o")
+        .arg(dir.join("x.svg"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "a non-JSON input is bad input");
+    let _ = std::fs::remove_dir_all(dir);
+}

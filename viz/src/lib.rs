@@ -1,1 +1,254 @@
-//! gpusim-viz: charts.
+//! gpusim-viz: charts from gpusim's statistics JSON (`gpusim run --stats-json`), as PNG or
+//! SVG (chosen by the output file's extension).
+//!
+//! Architecture invariant: reads only the stats JSON schema (an API boundary of `sim`), so it
+//! depends on no simulator code.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum VizError {
+    #[error("{0}")]
+    Input(String),
+    #[error("drawing failed: {0}")]
+    Draw(String),
+}
+
+fn draw_err<E: std::fmt::Display>(e: E) -> VizError {
+    VizError::Draw(e.to_string())
+}
+
+/// The chart kinds `gpusim plot` can draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chart {
+    /// Warp-cycles per stall state, one stacked bar per kernel (fractions of its total).
+    Stalls,
+    /// Issued warp instructions by number of active lanes (SIMD efficiency histogram).
+    Simd,
+}
+
+const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Registering a bundled font cannot fail for a valid TTF; if it did, text would be
+        // missing but the chart still drawn.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+/// Draw `chart` from a stats JSON document into `out` (`.png` or `.svg`).
+pub fn plot(chart: Chart, stats: &Value, out: &Path) -> Result<(), VizError> {
+    register_font();
+    let size = (960, 540);
+    match out.extension().and_then(|e| e.to_str()) {
+        Some("svg") => {
+            let root = SVGBackend::new(out, size).into_drawing_area();
+            draw(chart, stats, &root)?;
+            root.present().map_err(draw_err)
+        }
+        Some("png") => {
+            let root = BitMapBackend::new(out, size).into_drawing_area();
+            draw(chart, stats, &root)?;
+            root.present().map_err(draw_err)
+        }
+        _ => Err(VizError::Input(format!(
+            "{}: the output must end in .png or .svg",
+            out.display()
+        ))),
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    chart: Chart,
+    stats: &Value,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<(), VizError> {
+    root.fill(&WHITE).map_err(draw_err)?;
+    match chart {
+        Chart::Stalls => stalls(stats, root),
+        Chart::Simd => simd(stats, root),
+    }
+}
+
+/// (kernel name, [(state, warp-cycles)]) for every kernel in the document.
+pub fn stall_table(stats: &Value) -> Result<Vec<(String, Vec<(String, u64)>)>, VizError> {
+    let kernels = stats["kernels"]
+        .as_array()
+        .ok_or_else(|| VizError::Input("stats JSON has no `kernels` list".into()))?;
+    kernels
+        .iter()
+        .map(|k| {
+            let name = k["kernel"].as_str().unwrap_or("?").to_string();
+            let st = k["stalls"]
+                .as_object()
+                .ok_or_else(|| VizError::Input(format!("kernel `{name}` has no `stalls`")))?;
+            Ok((
+                name,
+                st.iter()
+                    .map(|(s, v)| (s.clone(), v.as_u64().unwrap_or(0)))
+                    .collect(),
+            ))
+        })
+        .collect()
+}
+
+fn stalls<DB: DrawingBackend>(
+    stats: &Value,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<(), VizError> {
+    let table = stall_table(stats)?;
+    if table.is_empty() {
+        return Err(VizError::Input("stats JSON lists no kernels".into()));
+    }
+    let states: Vec<String> = table[0].1.iter().map(|(s, _)| s.clone()).collect();
+    let n = table.len();
+    let mut chart = ChartBuilder::on(root)
+        .caption("Warp-cycles by state", ("sans-serif", 24))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(180)
+        .build_cartesian_2d(0f64..1f64, (0..n).into_segmented())
+        .map_err(draw_err)?;
+    // launches are numbered: a manifest may launch one kernel several times
+    let names: Vec<String> = table
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| format!("{}: {k}", i + 1))
+        .collect();
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                names.get(*i).cloned().unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        })
+        .x_desc("fraction of resident warp-cycles")
+        .draw()
+        .map_err(draw_err)?;
+    for (si, state) in states.iter().enumerate() {
+        let color = Palette99::pick(si).filled();
+        let bars: Vec<Rectangle<(f64, SegmentValue<usize>)>> = table
+            .iter()
+            .enumerate()
+            .filter_map(|(ki, (_, row))| {
+                let total: u64 = row.iter().map(|(_, v)| v).sum();
+                if total == 0 {
+                    return None;
+                }
+                let before: u64 = row.iter().take(si).map(|(_, v)| v).sum();
+                let (x0, x1) = (
+                    before as f64 / total as f64,
+                    (before + row[si].1) as f64 / total as f64,
+                );
+                Some(Rectangle::new(
+                    [
+                        (x0, SegmentValue::Exact(ki)),
+                        (x1, SegmentValue::Exact(ki + 1)),
+                    ],
+                    color,
+                ))
+            })
+            .collect();
+        chart
+            .draw_series(bars)
+            .map_err(draw_err)?
+            .label(state.as_str())
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 10, y + 5)], Palette99::pick(si).filled())
+            });
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()
+        .map_err(draw_err)?;
+    Ok(())
+}
+
+fn simd<DB: DrawingBackend>(stats: &Value, root: &DrawingArea<DB, Shift>) -> Result<(), VizError> {
+    let lanes: Vec<u64> = stats["simd_lanes"]
+        .as_array()
+        .ok_or_else(|| VizError::Input("stats JSON has no `simd_lanes`".into()))?
+        .iter()
+        .map(|v| v.as_u64().unwrap_or(0))
+        .collect();
+    let max = lanes.iter().copied().max().unwrap_or(0).max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            "Issued warp instructions by active lanes",
+            ("sans-serif", 24),
+        )
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0u32..lanes.len() as u32, 0u64..max + max / 10 + 1)
+        .map_err(draw_err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc("active lanes")
+        .y_desc("warp instructions")
+        .draw()
+        .map_err(draw_err)?;
+    chart
+        .draw_series(lanes.iter().enumerate().map(|(k, &n)| {
+            Rectangle::new([(k as u32, 0), (k as u32 + 1, n)], BLUE.mix(0.7).filled())
+        }))
+        .map_err(draw_err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Value {
+        serde_json::json!({
+            "simd_lanes": [0, 1, 0, 5],
+            "kernels": [
+                { "kernel": "a", "stalls": { "issued": 10, "barrier": 30 } },
+                { "kernel": "b", "stalls": { "issued": 5, "barrier": 0 } }
+            ]
+        })
+    }
+
+    #[test]
+    fn stall_table_reads_every_kernel() {
+        let t = stall_table(&sample()).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(
+            t[0].1,
+            vec![("barrier".to_string(), 30), ("issued".to_string(), 10)]
+        );
+    }
+
+    #[test]
+    fn draws_svg_and_png_with_text() {
+        let dir = std::env::temp_dir().join(format!("gpusim-viz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (chart, name) in [(Chart::Stalls, "stalls"), (Chart::Simd, "simd")] {
+            let svg = dir.join(format!("{name}.svg"));
+            plot(chart, &sample(), &svg).unwrap();
+            let text = std::fs::read_to_string(&svg).unwrap();
+            assert!(
+                text.contains("<svg") && text.contains("<rect"),
+                "{name}: not an SVG chart"
+            );
+            let png = dir.join(format!("{name}.png"));
+            plot(chart, &sample(), &png).unwrap();
+            assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+        }
+        assert!(plot(Chart::Simd, &sample(), &dir.join("x.gif")).is_err());
+        assert!(plot(Chart::Stalls, &serde_json::json!({}), &dir.join("y.svg")).is_err());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
