@@ -54,7 +54,7 @@ fn simd_histogram_accounts_for_every_instruction_and_lane() {
 
 #[test]
 fn every_scheduler_is_deterministic() {
-    for sched in ["lrr", "gto", "oldest", "random"] {
+    for sched in ["lrr", "gto", "oldest", "random", "two-level"] {
         let sets = [("sm.scheduler".to_string(), sched.to_string())];
         let run = || {
             let out =

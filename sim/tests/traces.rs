@@ -98,7 +98,7 @@ fn fault_traces() {
 /// outputs under every scheduler (their cycles differ; see `sim/tests/cli.rs`).
 #[test]
 fn kernel_traces_under_every_scheduler() {
-    for s in ["gto", "oldest", "random"] {
+    for s in ["gto", "oldest", "random", "two-level"] {
         run_all_with(
             "kernels",
             None,

@@ -34,7 +34,13 @@ pub struct SmConfig {
     pub scheduler: SchedulerKind,
     /// Seed of the `random` scheduler.
     pub scheduler_seed: u64,
+    /// Active-set size of the `two-level` scheduler, per sub-partition.
+    #[serde(default = "default_two_level_active")]
+    pub two_level_active: u32,
     pub reconvergence: ReconvergenceKind,
+    /// Parameters of the `convergence-barrier` policy (defaults when absent).
+    #[serde(default)]
+    pub convergence_barrier: ConvergenceBarrierConfig,
     pub max_threads: u32,
     pub max_warps: u32,
     pub max_ctas: u32,
@@ -67,6 +73,8 @@ pub enum SchedulerKind {
     Oldest,
     /// A random ready warp, seeded by `sm.scheduler_seed` (for litmus tests).
     Random,
+    /// Two-level: an active set of `sm.two_level_active` warps, memory waiters swapped out.
+    TwoLevel,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -74,6 +82,51 @@ pub enum SchedulerKind {
 pub enum ReconvergenceKind {
     /// Habermaier 2011 §5.4: the token stack with ssy/sync/preBrk/brk/preRet.
     TokenStack,
+    /// The immediate post-dominator SIMT stack without tokens (GPGPU-Sim).
+    PdomStack,
+    /// Volta independent thread scheduling with BSSY/BSYNC convergence barriers; its switch
+    /// rule is `sm.convergence_barrier`.
+    ConvergenceBarrier,
+    /// Multi-path IPDOM: warp split and reconvergence tables (ElTantawy et al., HPCA 2014).
+    MultiPath,
+    /// Thread frontiers: highest-priority threads first (Diamos et al., MICRO 2011).
+    ThreadFrontiers,
+}
+
+/// Parameters of `sm.reconvergence: convergence-barrier` (key `sm.convergence_barrier`; every
+/// field has a default, so the section may be left out or given in part, e.g.
+/// `--set 'sm.convergence_barrier={switch: quantum, quantum: 256}'`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConvergenceBarrierConfig {
+    /// When the running thread group yields to another group of its warp.
+    pub switch: SwitchRule,
+    /// Instructions a group runs before it yields under `switch: quantum`.
+    pub quantum: u32,
+}
+
+impl Default for ConvergenceBarrierConfig {
+    fn default() -> Self {
+        ConvergenceBarrierConfig {
+            switch: SwitchRule::BackwardBranch,
+            quantum: 64,
+        }
+    }
+}
+
+/// When a thread group of an independently scheduled warp yields (the YIELD of the
+/// convergence-barrier patent, US 10,067,768: yielded threads count as arrived at the
+/// barriers they participate in).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwitchRule {
+    /// At every backward branch (a loop iteration), as a compiler-inserted YIELD at back edges.
+    BackwardBranch,
+    /// After `quantum` instructions of the same group.
+    Quantum,
+    /// Never: a group runs until it waits at a barrier or exits (a spin-lock whose owner
+    /// waits can then livelock, as under the token stack).
+    Blocked,
 }
 
 /// What a `bar.sync` executed by a diverged warp does.
@@ -133,6 +186,11 @@ pub struct LatencyConfig {
     pub barrier: u32,
 }
 
+/// Narasiman et al. (MICRO 2011) evaluate fetch groups of 8 warps.
+fn default_two_level_active() -> u32 {
+    8
+}
+
 /// Upper bound of `sm.count`, `sm.max_warps`, `sm.max_ctas` and `sm.schedulers`.
 pub const MAX_SLOTS: u32 = 1024;
 
@@ -184,6 +242,12 @@ impl Config {
             return Err((
                 "sm.warp_size",
                 format!("must be between 1 and 64, got {}", sm.warp_size),
+            ));
+        }
+        if sm.convergence_barrier.quantum == 0 {
+            return Err((
+                "sm.convergence_barrier.quantum",
+                "must be at least 1".into(),
             ));
         }
         if sm.schedulers == 0 {

@@ -10,7 +10,7 @@ use super::sched::Candidate;
 use super::subpart::SubPartition;
 use super::warp::{Warp, WarpState};
 use crate::config::{BarrierDivergence, Config};
-use crate::simt::{Flow, Outcome};
+use crate::simt::{Flow, Outcome, StepCtx};
 use crate::stats::{SmStats, Stall, WarpEvent};
 use gpusim_isa::{BarKind, Space};
 use std::hash::Hasher;
@@ -136,11 +136,22 @@ impl Sm {
                         slot,
                         age: w.age,
                         ready: true,
+                        long_wait: false,
                     }),
                     Err((stall, wake)) => {
                         self.stats.stall(stall, 1);
                         if let Some(t) = wake {
                             res.next_ready = Some(res.next_ready.map_or(t, |n: u64| n.min(t)));
+                        }
+                        // stalled but schedulable later: policies such as two-level track them
+                        if !matches!(stall, Stall::Barrier | Stall::Finished) {
+                            let long_wait = stall == Stall::ScoreboardLong;
+                            self.cands.push(Candidate {
+                                slot,
+                                age: w.age,
+                                ready: false,
+                                long_wait,
+                            });
                         }
                     }
                 }
@@ -229,6 +240,18 @@ impl Sm {
         }
         if done.completed {
             self.warp_completed(slot, sh, epoch, res, cycle);
+        } else if done.lanes_exited && sh.cfg.sm.exited_warps_arrive {
+            // Per-thread arrivals: waiters proceed once the threads that did not arrive have
+            // exited (the hardware rule of `warp_completed`, per thread).
+            let cslot = self.warps[slot].as_ref().expect("issued warps exist").cta;
+            let cta = self.ctas[cslot].as_mut().expect("a warp's CTA is resident");
+            let ws = sh.cfg.sm.warp_size;
+            let releases: Vec<Release> = (0..super::cta::N_BARRIERS)
+                .filter_map(|b| cta.try_complete(b, ws, true))
+                .collect();
+            for r in releases {
+                self.apply_release(r, cycle, sh, epoch);
+            }
         }
         Ok(unit)
     }
@@ -286,9 +309,14 @@ impl Sm {
         let mut done = IssueDone {
             completed: false,
             release: None,
+            lanes_exited: false,
         };
+        // Independent thread scheduling: a diverged warp reaches a CTA barrier group by group;
+        // each arrival counts the group's threads and only the group waits (the policy parks
+        // it, `Flow::BarrierWait`); the warp blocks when no group can run (`Outcome::Blocked`).
+        let its = w.simt.independent_threads();
         if let Some(bar) = ex.bar {
-            if bar.divergent && sh.cfg.sm.barrier_divergence == BarrierDivergence::Fault {
+            if bar.divergent && !its && sh.cfg.sm.barrier_divergence == BarrierDivergence::Fault {
                 return Err(Fault::new(
                     FaultKind::BarrierDivergence,
                     format!(
@@ -299,7 +327,9 @@ impl Sm {
             }
             let wait = matches!(bar.kind, BarKind::Sync | BarKind::Red(_));
             if wait {
-                w.state = WarpState::Barrier(1 << bar.barid);
+                if !its {
+                    w.state = WarpState::Barrier(1 << bar.barid);
+                }
                 if let Some((r, _)) = bar.red {
                     w.set_ready(&[r.0], u64::MAX, false);
                 }
@@ -310,6 +340,11 @@ impl Sm {
                 red: bar.red.map(|r| r.1),
                 preds: bar.preds,
                 wait: wait.then_some((slot, bar.red.map(|(r, _)| (r, bar.preds.0)))),
+                threads: if its {
+                    w.simt.active_mask().count_ones()
+                } else {
+                    w.warp_size
+                },
             };
             let rel = cta
                 .arrive(arrival, w.warp_size, sh.cfg.sm.exited_warps_arrive)
@@ -324,11 +359,27 @@ impl Sm {
                 })?;
             done.release = rel;
         }
-        match w.simt.step(ex.flow.clone(), ex.frame_depth) {
+        let exited_before = w.simt.exited_mask();
+        let step_ctx = StepCtx {
+            frame_depth: ex.frame_depth,
+            func: f,
+            info: &sh.prog.reconv,
+            long_latency: class.is_long(),
+        };
+        match w.simt.step(ex.flow.clone(), &step_ctx) {
             Ok(Outcome::Active { popped_frame_depth }) => {
                 if let Some(d) = popped_frame_depth {
                     w.frames.truncate((d as usize).max(1));
                 }
+            }
+            Ok(Outcome::Blocked {
+                popped_frame_depth,
+                barriers,
+            }) => {
+                if let Some(d) = popped_frame_depth {
+                    w.frames.truncate((d as usize).max(1));
+                }
+                w.state = WarpState::Barrier(barriers);
             }
             Ok(Outcome::Completed) => {
                 w.state = WarpState::Completed;
@@ -348,6 +399,11 @@ impl Sm {
                     ),
                 ))
             }
+        }
+        if cta.thread_arrivals {
+            let gone = w.simt.exited_mask() & !exited_before & w.valid;
+            cta.exited_threads += gone.count_ones();
+            done.lanes_exited = gone != 0;
         }
         // A control transfer refills the instruction buffer.
         if w.state != WarpState::Completed && (w.func() != f || w.pc() as usize != pc + 1) {
@@ -400,6 +456,11 @@ impl Sm {
                     }
                 }
                 w.set_ready(&[r.0], cycle + sh.cfg.latency.barrier as u64, false);
+                w.refresh_ready(sh.prog);
+            }
+            if w.simt.independent_threads() {
+                // Only the threads waiting at this barrier run again.
+                w.simt.barrier_released(rel.barid);
                 w.refresh_ready(sh.prog);
             }
             if let WarpState::Barrier(_) = w.state {
@@ -539,4 +600,6 @@ struct IssueCtx<'a> {
 struct IssueDone {
     completed: bool,
     release: Option<Release>,
+    /// Threads exited while their warp goes on (counted per thread, `Cta::thread_arrivals`).
+    lanes_exited: bool,
 }

@@ -18,7 +18,13 @@ impl SubPartition {
     pub fn new(cfg: &Config, sm: u32, index: u32) -> SubPartition {
         let shape = Unit::ALL.map(|u| u.shape(&cfg.sm.units));
         SubPartition {
-            sched: sched::make(cfg.sm.scheduler, cfg.sm.scheduler_seed, sm, index),
+            sched: sched::make(
+                cfg.sm.scheduler,
+                cfg.sm.scheduler_seed,
+                cfg.sm.two_level_active,
+                sm,
+                index,
+            ),
             busy_until: shape.map(|(count, _)| vec![0; count as usize]),
             interval: shape.map(|(_, ii)| ii),
         }
