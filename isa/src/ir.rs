@@ -45,6 +45,9 @@ pub enum Type {
     F16x2,
     Bf16,
     Bf16x2,
+    /// Two packed 16-bit integers (`min`/`max`, sm_90); element 0 in the low half.
+    U16x2,
+    S16x2,
     F32,
     F64,
     Pred,
@@ -57,7 +60,7 @@ impl Type {
         match self {
             B8 | U8 | S8 | Pred => 1,
             B16 | U16 | S16 | F16 | Bf16 => 2,
-            B32 | U32 | S32 | F32 | F16x2 | Bf16x2 => 4,
+            B32 | U32 | S32 | F32 | F16x2 | Bf16x2 | U16x2 | S16x2 => 4,
             B64 | U64 | S64 | F64 => 8,
             B128 => 16,
         }
@@ -102,6 +105,8 @@ impl Type {
             F16x2 => "f16x2",
             Bf16 => "bf16",
             Bf16x2 => "bf16x2",
+            U16x2 => "u16x2",
+            S16x2 => "s16x2",
             F32 => "f32",
             F64 => "f64",
             Pred => "pred",
@@ -127,6 +132,8 @@ impl Type {
             "f16x2" => F16x2,
             "bf16" => Bf16,
             "bf16x2" => Bf16x2,
+            "u16x2" => U16x2,
+            "s16x2" => S16x2,
             "f32" => F32,
             "f64" => F64,
             "pred" => Pred,
@@ -201,6 +208,13 @@ pub enum SpecialReg {
     DynamicSmemSize,
     TotalSmemSize,
     GlobalTimer,
+    /// `%clock_hi`: the upper 32 bits of `%clock64`.
+    ClockHi,
+    /// `%globaltimer_lo` / `%globaltimer_hi`: the halves of `%globaltimer`.
+    GlobalTimerLo,
+    GlobalTimerHi,
+    /// `WARP_SZ`, the run-time constant warp size (an immediate operand in PTX syntax).
+    WarpSz,
 }
 
 /// Floating-point / integer rounding modifiers.
@@ -234,6 +248,13 @@ pub struct Mods {
     pub sat: bool,
     /// `.approx` (or `.full` for div, which we treat the same way: correctly rounded is allowed).
     pub approx: bool,
+    /// `.NaN` on float `min`/`max`: a NaN operand gives the canonical NaN.
+    pub nan: bool,
+    /// `.xorsign.abs` on float `min`/`max`: compare magnitudes, sign = XOR of the input signs.
+    pub xorsign_abs: bool,
+    /// `.relu`: a negative result becomes +0.0 (`fma`/`cvt` to f16/bf16) or 0 (`max`/`min`
+    /// on s32/s16x2).
+    pub relu: bool,
 }
 
 /// Arithmetic, logic and special-function operations that read up to three operands and write
@@ -288,6 +309,16 @@ pub enum ArithOp {
     Copysign,
     /// `sad d, a, b, c` = |a-b| + c
     Sad,
+    /// `bmsk.{clamp,wrap}.b32 d, a, b`: a mask of `b` bits starting at bit `a`
+    Bmsk {
+        clamp: bool,
+    },
+    /// `szext.{clamp,wrap}.{u32,s32} d, a, b`: zero/sign-extend the low `b` bits of `a`
+    Szext {
+        clamp: bool,
+    },
+    /// `fns.b32 d, mask, base, offset`: the position of the n-th set bit
+    Fns,
 }
 
 impl ArithOp {
@@ -297,7 +328,7 @@ impl ArithOp {
         match self {
             Abs | Neg | Not | Cnot | Brev | Popc | Clz | Rcp | Sqrt | Rsqrt | Sin | Cos | Lg2
             | Ex2 | Tanh => 1,
-            Mad | MadHi | MadWide | Mad24Lo | Mad24Hi | Bfe | Prmt(_) | Fma | Sad => 3,
+            Mad | MadHi | MadWide | Mad24Lo | Mad24Hi | Bfe | Prmt(_) | Fma | Sad | Fns => 3,
             _ => 2,
         }
     }
@@ -414,6 +445,39 @@ pub enum FenceLevel {
     Cta,
     Gpu,
     Sys,
+}
+
+/// The two dot-product instructions (PTX ISA 8.x §9.7.1.23 `dp4a`, §9.7.1.24 `dp2a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DotKind {
+    /// `dp4a`: four byte products
+    Dp4a,
+    /// `dp2a.lo`: two halfwords of a times bytes 0 and 1 of b
+    Dp2aLo,
+    /// `dp2a.hi`: two halfwords of a times bytes 2 and 3 of b
+    Dp2aHi,
+}
+
+/// `redux.sync` operations (PTX ISA, parallel synchronization: `redux.sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+/// `testp` properties (PTX ISA 8.x §9.7.3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TestpOp {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
 }
 
 /// A source operand.
@@ -670,6 +734,60 @@ pub enum Op {
     /// `activemask.b32 d`
     ActiveMask {
         d: RegId,
+    },
+    /// `redux.sync.op.ty d, a, membermask`: a reduction over the member lanes that execute it.
+    Redux {
+        op: ReduxOp,
+        ty: Type,
+        d: RegId,
+        a: Operand,
+        mask: Operand,
+    },
+    /// `lop3.b32 d, a, b, c, immLut` and `lop3.{or,and}.b32 d|p, a, b, c, immLut, q`
+    /// (`pred` = (operation, p, q)).
+    Lop3 {
+        lut: u8,
+        d: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+        pred: Option<(BoolOp, RegId, Operand)>,
+    },
+    /// `dp4a.atype.btype d, a, b, c` and `dp2a.{lo,hi}.atype.btype d, a, b, c`.
+    Dot {
+        kind: DotKind,
+        a_signed: bool,
+        b_signed: bool,
+        d: RegId,
+        a: Operand,
+        b: Operand,
+        c: Operand,
+    },
+    /// `testp.op.ty p, a`
+    Testp {
+        op: TestpOp,
+        ty: Type,
+        p: RegId,
+        a: Operand,
+    },
+    /// `isspacep.space p, a`: whether the generic address a lies in the space's window.
+    Isspacep {
+        space: Space,
+        p: RegId,
+        a: Operand,
+    },
+    /// `nanosleep.u32 t`: no value; the warp sleeps (see the simulator's timing).
+    Nanosleep {
+        t: Operand,
+    },
+    /// `cvt.frnd{.relu}.{f16x2,bf16x2}.f32 d, a, b`: a converted into the upper half, b into
+    /// the lower half.
+    CvtPack {
+        dty: Type,
+        mods: Mods,
+        d: RegId,
+        a: Operand,
+        b: Operand,
     },
     Bra {
         target: Pc,

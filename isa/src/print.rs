@@ -151,6 +151,10 @@ fn special(s: SpecialReg) -> String {
         SpecialReg::DynamicSmemSize => "%dynamic_smem_size".into(),
         SpecialReg::TotalSmemSize => "%total_smem_size".into(),
         SpecialReg::GlobalTimer => "%globaltimer".into(),
+        SpecialReg::ClockHi => "%clock_hi".into(),
+        SpecialReg::GlobalTimerLo => "%globaltimer_lo".into(),
+        SpecialReg::GlobalTimerHi => "%globaltimer_hi".into(),
+        SpecialReg::WarpSz => "WARP_SZ".into(),
     }
 }
 
@@ -181,6 +185,15 @@ fn mods_suffix(mods: &Mods) -> String {
     }
     if mods.sat {
         s.push_str(".sat");
+    }
+    if mods.relu {
+        s.push_str(".relu");
+    }
+    if mods.nan {
+        s.push_str(".NaN");
+    }
+    if mods.xorsign_abs {
+        s.push_str(".xorsign.abs");
     }
     s
 }
@@ -250,6 +263,11 @@ pub fn arith_name(op: ArithOp) -> String {
         Tanh => "tanh",
         Copysign => "copysign",
         Sad => "sad",
+        Bmsk { clamp: true } => "bmsk.clamp",
+        Bmsk { clamp: false } => "bmsk.wrap",
+        Szext { clamp: true } => "szext.clamp",
+        Szext { clamp: false } => "szext.wrap",
+        Fns => "fns",
     };
     s.to_string()
 }
@@ -366,7 +384,10 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             let mut s = format!("{name}{}.{} {}", mods_suffix(mods), ty.name(), r(*d));
             for (i, x) in srcs.iter().take(op.arity()).enumerate() {
                 let t = match (op, i) {
-                    (ArithOp::Shl | ArithOp::Shr, 1) | (ArithOp::Bfe, 1 | 2) => Type::U32,
+                    (ArithOp::Shl | ArithOp::Shr, 1)
+                    | (ArithOp::Bfe, 1 | 2)
+                    | (ArithOp::Bmsk { .. } | ArithOp::Szext { .. } | ArithOp::Fns, 1) => Type::U32,
+                    (ArithOp::Fns, 2) => Type::S32,
                     _ => *ty,
                 };
                 let _ = write!(s, ", {}", o(x, t));
@@ -529,10 +550,16 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             d,
             a,
         } => {
+            // PTX `cvt` has no .bN types: a .b32 destination from .f32 is the tf32 form.
+            let tf32 = matches!(mods.rnd, Some(Round::Rna | Round::Rn | Round::Rz));
+            let dname = if *dty == Type::B32 && *sty == Type::F32 && tf32 {
+                "tf32"
+            } else {
+                dty.name()
+            };
             format!(
-                "cvt{}.{}.{} {}, {};",
+                "cvt{}.{dname}.{} {}, {};",
                 mods_suffix(mods),
-                dty.name(),
                 sty.name(),
                 r(*d),
                 o(a, *sty)
@@ -720,6 +747,92 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             )
         }
         Op::ActiveMask { d } => format!("activemask.b32 {};", r(*d)),
+        Op::Redux { op, ty, d, a, mask } => format!(
+            "redux.sync.{}.{} {}, {}, {};",
+            format!("{op:?}").to_lowercase(),
+            ty.name(),
+            r(*d),
+            o(a, *ty),
+            o(mask, Type::B32)
+        ),
+        Op::Lop3 {
+            lut,
+            d,
+            a,
+            b,
+            c,
+            pred,
+        } => {
+            let abc = format!(
+                "{}, {}, {}, 0x{lut:02X}",
+                o(a, Type::B32),
+                o(b, Type::B32),
+                o(c, Type::B32)
+            );
+            match pred {
+                Some((bop, p, q)) => format!(
+                    "lop3.{}.b32 {}|{}, {abc}, {};",
+                    bool_name(*bop),
+                    r(*d),
+                    r(*p),
+                    o(q, Type::Pred)
+                ),
+                None => format!("lop3.b32 {}, {abc};", r(*d)),
+            }
+        }
+        Op::Dot {
+            kind,
+            a_signed,
+            b_signed,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let t = |s: bool| if s { Type::S32 } else { Type::U32 };
+            let ct = if *a_signed || *b_signed {
+                Type::S32
+            } else {
+                Type::U32
+            };
+            let name = match kind {
+                DotKind::Dp4a => "dp4a",
+                DotKind::Dp2aLo => "dp2a.lo",
+                DotKind::Dp2aHi => "dp2a.hi",
+            };
+            format!(
+                "{name}.{}.{} {}, {}, {}, {};",
+                t(*a_signed).name(),
+                t(*b_signed).name(),
+                r(*d),
+                o(a, t(*a_signed)),
+                o(b, t(*b_signed)),
+                o(c, ct)
+            )
+        }
+        Op::Testp { op, ty, p, a } => {
+            let name = match op {
+                TestpOp::Finite => "finite",
+                TestpOp::Infinite => "infinite",
+                TestpOp::Number => "number",
+                TestpOp::NotANumber => "notanumber",
+                TestpOp::Normal => "normal",
+                TestpOp::Subnormal => "subnormal",
+            };
+            format!("testp.{name}.{} {}, {};", ty.name(), r(*p), o(a, *ty))
+        }
+        Op::Isspacep { space, p, a } => {
+            format!("isspacep.{} {}, {};", space.name(), r(*p), o(a, Type::U64))
+        }
+        Op::Nanosleep { t } => format!("nanosleep.u32 {};", o(t, Type::U32)),
+        Op::CvtPack { dty, mods, d, a, b } => format!(
+            "cvt{}.{}.f32 {}, {}, {};",
+            mods_suffix(mods),
+            dty.name(),
+            r(*d),
+            o(a, Type::F32),
+            o(b, Type::F32)
+        ),
         Op::Bra { target, uni } => format!(
             "bra{} {};",
             if *uni { ".uni" } else { "" },

@@ -1593,6 +1593,7 @@ fn any_mods() -> impl Strategy<Value = Mods> {
             ftz,
             sat,
             approx,
+            ..Mods::default()
         })
 }
 

@@ -89,6 +89,12 @@ fn microbench_traces() {
     run_all("microbench");
 }
 
+/// Reconvergence-policy traces (their manifests select the policy; see `tests/policies.rs`).
+#[test]
+fn policy_traces() {
+    run_all("policies");
+}
+
 #[test]
 fn fault_traces() {
     run_all("faults");

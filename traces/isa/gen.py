@@ -20,7 +20,7 @@ Then run a trace with
 
 Validate the PTX (ptxas ships in the nvidia-cuda-nvcc-cu12 wheel, under
 site-packages/nvidia/cuda_nvcc/bin) at each file's own .target (sm_70 unless the file says
-sm_75 or sm_80):
+sm_75, sm_80 or sm_90):
     for f in traces/isa/*/*.ptx; do
       ptxas -arch=$(sed -n 's/^\.target //p' "$f") "$f" -o /dev/null || echo "FAIL $f"; done
 """
@@ -78,6 +78,7 @@ FMT = {
     # name: (exponent bits, fraction bits)
     "f16": (5, 10),
     "bf16": (8, 7),
+    "tf32": (8, 10),
     "f32": (8, 23),
     "f64": (11, 52),
 }
@@ -1803,6 +1804,426 @@ def gen_operand_forms():
     save(t, "expected_vst", np.array([[g, 5] for g in range(n)], dtype=np.uint32).reshape(-1))
 
 
+
+# =============================================================================================
+# newer_bits (sm_70): lop3, dp4a/dp2a, bmsk, szext, fns, testp, isspacep, sregs, WARP_SZ
+# =============================================================================================
+
+def lop3_ref(lut, a, b, c):
+    """PTX ISA lop3: immLut = F(0xF0, 0xCC, 0xAA), so bit i of d is bit (4a_i + 2b_i + c_i) of
+    the table; ptxas keeps the low 8 bits of a wider constant."""
+    lut &= 0xFF
+    d = 0
+    for i in range(32):
+        k = 4 * ((a >> i) & 1) + 2 * ((b >> i) & 1) + ((c >> i) & 1)
+        d |= ((lut >> k) & 1) << i
+    return d
+
+
+def ext_ref(v, bits, signed):
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if signed and v >> (bits - 1) else v
+
+
+def dp4a_ref(a, b, c, sa, sb):
+    """PTX ISA dp4a: d = c + sum of the four byte products (c is s32 unless both are u32)."""
+    d = ext_ref(c, 32, sa or sb)
+    for i in range(4):
+        d += ext_ref(a >> (8 * i), 8, sa) * ext_ref(b >> (8 * i), 8, sb)
+    return d & M32
+
+
+def dp2a_ref(a, b, c, sa, sb, hi):
+    """PTX ISA dp2a: the halfwords of a times bytes 0-1 (.lo) or 2-3 (.hi) of b, plus c."""
+    d = ext_ref(c, 32, sa or sb)
+    sel = 2 if hi else 0
+    for i in range(2):
+        d += ext_ref(a >> (16 * i), 16, sa) * ext_ref(b >> (8 * (sel + i)), 8, sb)
+    return d & M32
+
+
+def bmsk_ref(a, b, clamp):
+    """PTX ISA bmsk pseudo-code."""
+    a1 = a & 0x1F
+    mask0 = (M32 << a1) & M32
+    b1 = b & 0x1F
+    s = a1 + b1
+    mask1 = (M32 << s) & M32 if s < 32 else 0
+    overflow = s >= 32
+    if clamp:
+        if a >= 32:
+            overflow = True
+            mask0 = 0
+        if b >= 32:
+            overflow = True
+    if overflow:
+        mask1 = 0
+    elif b1 == 0:
+        mask1 = M32
+    return mask0 & ~mask1 & M32
+
+
+def szext_ref(a, b, clamp, signed):
+    """PTX ISA szext pseudo-code."""
+    b1 = b & 0x1F
+    too_large = b >= 32 and clamp
+    mask = 0 if too_large else (M32 << b1) & M32
+    sign_pos = (b1 - 1) & 0x1F
+    sign = not (b1 == 0 or too_large or not signed) and (a >> sign_pos) & 1
+    return ((a & ~mask) | (mask if sign else 0)) & M32
+
+
+def fns_ref(mask, base, offset):
+    """PTX ISA fns pseudo-code (base in 0..31)."""
+    if offset == 0:
+        return base if (mask >> base) & 1 else M32
+    pos, count, inc = base, abs(offset) - 1, 1 if offset > 0 else -1
+    while 0 <= pos < 32:
+        if (mask >> pos) & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += inc
+    return M32
+
+
+def testp_bits(x, fmt):
+    """testp finite, infinite, number, notanumber, normal, subnormal as bits 0-5; +-0 is
+    normal (PTX ISA testp)."""
+    ebits, fbits = FMT[fmt]
+    e = (x >> fbits) & ((1 << ebits) - 1)
+    f = x & ((1 << fbits) - 1)
+    nan = e == (1 << ebits) - 1 and f != 0
+    inf = e == (1 << ebits) - 1 and f == 0
+    sub = e == 0 and f != 0
+    flags = [not nan and not inf, inf, not nan, nan, not nan and not inf and not sub, sub]
+    return sum(1 << i for i, v in enumerate(flags) if v)
+
+
+def gen_newer_bits():
+    t = "newer_bits"
+    n = 64
+    rng = np.random.default_rng(23001)
+    u32 = lambda k: [int(v) for v in rng.integers(0, 1 << 32, size=k, dtype=np.uint64)]
+    a = [0, M32, 0x80808080, 0x7F7F7F7F, 0x12345678, 0xAAAAAAAA, 0x00010001, 0xFFFF8000]
+    b = [M32, M32, 0x80808080, 0x01FF01FF, 0x87654321, 0x55555555, 0xFFFF0001, 0x7FFF0080]
+    c = [0, 5, M32, 0x80000000, 0x7FFFFFFF, 0xF0F0F0F0, 1, 0x10000]
+    a += u32(n - len(a))
+    b += u32(n - len(b))
+    c += u32(n - len(c))
+    sa = [0, 1, 31, 32, 33, 40, 0xFFFFFFFF, 0x80000003, 8, 24, 30, 16, 4, 64, 100, 2]
+    sb = [0, 2, 1, 8, 40, 32, 4, 0xFFFFFFFF, 31, 16, 3, 33, 0, 1, 0x80000005, 24]
+    sa += [int(v) for v in rng.integers(0, 40, size=n - len(sa))]
+    sb += [int(v) for v in rng.integers(0, 40, size=n - len(sb))]
+    off = [0, 1, -1, 2, -2, 31, -31, 32, -32, 40, -40, 3, -3]
+    off += [int(v) for v in rng.integers(-40, 41, size=n - len(off))]
+    ft = [0, 0x80000000, 1, 0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0x7F800000,
+          0xFF800000, 0x7F800001, 0x7FC00000, 0xFFFFFFFF, 0x3F800000, 0xBF800000]
+    ft += [f32_bits(float(v)) for v in rng.uniform(-1e3, 1e3, size=n - len(ft))]
+    fd = [0, 1 << 63, 1, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF,
+          0x7FF0000000000000, 0xFFF0000000000000, 0x7FF0000000000001, 0x7FF8000000000000,
+          0x3FF0000000000000]
+    fd += [f64_bits(float(v)) for v in rng.uniform(-1e3, 1e3, size=n - len(fd))]
+    for name, arr, dt in [("a", a, np.uint32), ("b", b, np.uint32), ("c", c, np.uint32),
+                          ("sa", sa, np.uint32), ("sb", sb, np.uint32), ("off", off, np.int32),
+                          ("ft", ft, np.uint32), ("fd", fd, np.uint64)]:
+        save(t, name, np.array(arr, dtype=dt))
+    # isspacep: address j (global, shared, local, const, param) in space k; the param window
+    # lies inside the global one, the others are separate windows.
+    spaces = 0
+    for j, ks in enumerate([[0], [1], [2], [3], [0, 4]]):
+        for k in ks:
+            spaces |= 1 << (5 * j + k)
+    out = np.zeros((n, 24), dtype=np.uint32)
+    for g in range(n):
+        x, y, z = a[g], b[g], c[g]
+        o = out[g]
+        for k, lut in enumerate([0x96, 0xE8, 0x1A, 0xCA, 0x1E1]):
+            o[k] = lop3_ref(lut, x, y, z)
+        d = lop3_ref(0x80, x, y, z)
+        o[5] = d
+        p1 = (d != 0) or (g & 1 == 1)
+        p2 = (lop3_ref(0x3F, x, y, z) != 0) and not (g & 2)
+        o[6] = int(p1) | (int(p2) << 1)
+        o[7] = dp4a_ref(x, y, z, False, False)
+        o[8] = dp4a_ref(x, y, z, True, True)
+        o[9] = dp4a_ref(x, y, z, False, True)
+        o[10] = dp4a_ref(x, y, z, True, False)
+        o[11] = dp2a_ref(x, y, z, False, False, False)
+        o[12] = dp2a_ref(x, y, z, True, True, True)
+        o[13] = dp2a_ref(x, y, z, True, False, False)
+        o[14] = dp2a_ref(x, y, z, False, True, True)
+        o[15] = bmsk_ref(sa[g], sb[g], True)
+        o[16] = bmsk_ref(sa[g], sb[g], False)
+        o[17] = szext_ref(x, sb[g], True, True)
+        o[18] = szext_ref(x, sb[g], False, False)
+        o[19] = szext_ref(x, sb[g], False, True)
+        o[20] = fns_ref(x, sa[g] & 31, off[g])
+        o[21] = testp_bits(ft[g], "f32") | (testp_bits(fd[g], "f64") << 8)
+        o[22] = spaces
+        o[23] = 32 * 1000 + 15
+    save(t, "expected_out", out.reshape(-1))
+
+
+
+# =============================================================================================
+# newer_sm80 (sm_80): redux.sync, min/max .NaN, fma/cvt .relu, packed cvt, tf32
+# =============================================================================================
+
+def canon_nan(fmt):
+    ebits, fbits = FMT[fmt]
+    return (1 << (ebits + fbits)) - 1
+
+
+def minmax_nan_ref(x, y, fmt, want_max):
+    """min/max.NaN: the canonical NaN if either input is NaN, else the smaller/larger value
+    with +0 > -0 (PTX ISA min, max)."""
+    if is_nan_bits(x, fmt) or is_nan_bits(y, fmt):
+        return canon_nan(fmt)
+    vx, vy = bits_value(x, fmt), bits_value(y, fmt)
+    if vx == vy:                       # equal values differ at most in the sign of zero
+        x_first = fsign(x, fmt) != want_max
+    else:
+        x_first = (vx > vy) == want_max
+    return x if x_first else y
+
+
+def relu_ref(b, fmt):
+    """.relu: a negative result (-0 included) becomes +0; NaN is the canonical NaN."""
+    if is_nan_bits(b, fmt):
+        return canon_nan(fmt)
+    return 0 if fsign(b, fmt) else b
+
+
+def cvt_f32_ref(x, fmt, mode):
+    """cvt.{rn,rz}.{f16,bf16}.f32 of f32 bits x; NaN gives the canonical NaN."""
+    if is_nan_bits(x, "f32"):
+        return canon_nan(fmt)
+    return round_to_bits(f32_exact(bits_f32(x)), fmt, mode)
+
+
+def tf32_rna_ref(x):
+    """cvt.rna.tf32.f32: round to 10 fraction bits (8-bit exponent, f32 range), ties away from
+    zero, as an f32 bit pattern; NaN gives the canonical f32 NaN."""
+    if is_nan_bits(x, "f32"):
+        return M32 >> 1
+    v = f32_exact(bits_f32(x))
+    if isinstance(v, float):           # +-0, +-inf are exact
+        return x
+    sign = x & 0x80000000
+    a = abs(v)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    e = max(e, -126)                    # f32 subnormals share the quantum of 2^-126
+    quantum = Fraction(2) ** (e - 10)
+    q = a / quantum
+    n = q.numerator // q.denominator
+    if q - n >= Fraction(1, 2):
+        n += 1
+    return sign | round_to_bits(n * quantum, "f32")
+
+
+def gen_newer_sm80():
+    t = "newer_sm80"
+    n = 80
+    rng = np.random.default_rng(24001)
+    warps = [range(0, 32), range(32, 64), range(64, 80)]
+    rv = [0x80000000, 0x7FFFFFFF, M32, 0, 1, 0xFFFFFFFE] + \
+        [int(v) for v in rng.integers(0, 1 << 32, size=n - 6, dtype=np.uint64)]
+    rv[70], rv[75] = 0x80000000, 0xFFFFFFF0      # extremes in the partial warp too
+    nanf, qn = 0x7FC00000, 0xFFC00001
+    pairs = [(nanf, 0x3F800000), (0x3F800000, qn), (nanf, qn), (0, 0x80000000),
+             (0x80000000, 0), (0x7F800000, 0xFF800000), (0xBF800000, 0xC0000000), (1, 0x80000001),
+             (0x7F7FFFFF, 0x7F800000), (0x80000000, 0x80000000)]
+    fx = [p[0] for p in pairs] + [f32_bits(float(v)) for v in rng.uniform(-10, 10, n - len(pairs))]
+    fy = [p[1] for p in pairs] + [f32_bits(float(v)) for v in rng.uniform(-10, 10, n - len(pairs))]
+    # per thread: hx, hy (f16), bx, by (bf16), ha, hb, hc (f16), ba, bb, bc (bf16)
+    hnan, hqn, bnan = 0x7E00, 0xFD01, 0x7FC1
+    hpairs = [(hnan, h(1.0)), (h(2.0), hqn), (hnan, hqn), (0, 0x8000), (0x8000, 0),
+              (0x7C00, 0xFC00), (h(-1.0), h(-2.0)), (1, 0x8001)]
+    bpairs = [(bnan, bf(1.0)), (bf(-3.0), 0xFF81), (0x8000, 0), (0, 0x8000), (bf(2.0), bf(2.0)),
+              (0xFF80, 0x7F80), (bf(0.5), bnan), (1, 0x8001)]
+    fma_h = [(1.0, 1.0, -1.0), (2.0, 3.0, -7.0), (-0.0, 5.0, -0.0), (0.0, -5.0, 0.0),
+             (-1.5, 2.0, 1.0), (256.0, 256.0, -1.0), (-256.0, 256.0, 0.0),
+             (2.0 ** -14, -2.0 ** -10, 0.0), (0.5, 0.5, 0.25)]
+    fma_b = [(1.0, 1.0, -1.0), (2.0, 3.0, -7.0), (-0.0, 5.0, -0.0), (2.0 ** 100, -2.0 ** 100, 1.0),
+             (-1.5, 2.0, 1.0), (3.0, 3.0, -8.0), (2.0 ** -120, -2.0 ** -20, 0.0)]
+    rnd16 = lambda: h(float(np.float16(rng.uniform(-8, 8))))
+    rndb = lambda: round_to_bits(Fraction(float(rng.uniform(-8, 8))), "bf16")
+    h16 = np.zeros((n, 10), dtype=np.uint16)
+    for g in range(n):
+        hx, hy = hpairs[g] if g < len(hpairs) else (rnd16(), rnd16())
+        bx, by = bpairs[g] if g < len(bpairs) else (rndb(), rndb())
+        ha = [h(v) for v in fma_h[g]] if g < len(fma_h) else [rnd16() for _ in range(3)]
+        ba = [bf(v) for v in fma_b[g]] if g < len(fma_b) else [rndb() for _ in range(3)]
+        h16[g] = [hx, hy, bx, by] + ha + ba
+    P = lambda e: 2.0 ** e
+    cvals = [-1.0, -0.0, 0.0, 1.0, float("nan"), float("-inf"), float("inf"), 65520.0, -65520.0,
+             1 + P(-11), -(1 + 3 * P(-11)), P(-25), -P(-25), 3.0e38, -1e-40, 1 + P(-8),
+             1 + P(-11) + P(-30), 1 + 3 * P(-12), -(1 + 3 * P(-12)), 1.5 * P(-140)]
+    cvals += [float(v) for v in rng.uniform(-100, 100, 2 * n - len(cvals))]
+    cf = [f32_bits(v) for v in cvals]
+    for name, arr, dt in [("rv", rv, np.uint32), ("fx", fx, np.uint32), ("fy", fy, np.uint32),
+                          ("cf", cf, np.uint32)]:
+        save(t, name, np.array(arr, dtype=dt))
+    save(t, "h16", h16.reshape(-1))
+
+    def red(vals, op, signed=False):
+        key = (lambda v: s32(v)) if signed else (lambda v: v)
+        if op == "add":
+            return sum(vals) & M32
+        if op == "min":
+            return min(vals, key=key)
+        if op == "max":
+            return max(vals, key=key)
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = {"and": acc & v, "or": acc | v, "xor": acc ^ v}[op]
+        return acc
+
+    out = np.zeros((n, 24), dtype=np.uint32)
+    for w in warps:
+        vals = [rv[g] for g in w]
+        for g in w:
+            o = out[g]
+            o[0] = red(vals, "add")
+            o[1] = red(vals, "min", True)
+            o[2] = red(vals, "max", True)
+            o[3] = red(vals, "min")
+            o[4] = red(vals, "max")
+            o[5] = red(vals, "and")
+            o[6] = red(vals, "or")
+            o[7] = red(vals, "xor")
+            side = [v for k, v in zip(w, vals) if (k % 32 < 16) == (g % 32 < 16)]
+            o[8] = red(side, "add")
+    for g in range(n):
+        o = out[g]
+        o[9] = minmax_nan_ref(fx[g], fy[g], "f32", True)
+        o[10] = minmax_nan_ref(fx[g], fy[g], "f32", False)
+        hx, hy, bx, by, ha, hb, hc, ba, bb, bc = [int(v) for v in h16[g]]
+        o[11] = minmax_nan_ref(hx, hy, "f16", True) | (minmax_nan_ref(hx, hy, "f16", False) << 16)
+        o[12] = minmax_nan_ref(hx, hy, "f16", False) | (minmax_nan_ref(hy, hx, "f16", False) << 16)
+        o[13] = minmax_nan_ref(bx, by, "bf16", True) | (minmax_nan_ref(bx, by, "bf16", False) << 16)
+        o[14] = relu_ref(fma_ref(ha, hb, hc, "f16"), "f16") | \
+            (relu_ref(fma_ref(ba, bb, bc, "bf16"), "bf16") << 16)
+        o[15] = relu_ref(fma_ref(ha, hb, hc, "f16"), "f16") | \
+            (relu_ref(fma_ref(hb, hc, ha, "f16"), "f16") << 16)
+        o[16] = relu_ref(fma_ref(ba, bb, bc, "bf16"), "bf16") | \
+            (relu_ref(fma_ref(bb, bc, ba, "bf16"), "bf16") << 16)
+        x, y = cf[2 * g], cf[2 * g + 1]
+        o[17] = relu_ref(cvt_f32_ref(x, "f16", "rn"), "f16") | \
+            (relu_ref(cvt_f32_ref(x, "bf16", "rz"), "bf16") << 16)
+        o[18] = (cvt_f32_ref(x, "f16", "rn") << 16) | cvt_f32_ref(y, "f16", "rn")
+        o[19] = (relu_ref(cvt_f32_ref(x, "bf16", "rn"), "bf16") << 16) | \
+            relu_ref(cvt_f32_ref(y, "bf16", "rn"), "bf16")
+        o[20] = tf32_rna_ref(x)
+        o[21] = (relu_ref(cvt_f32_ref(x, "f16", "rn"), "f16") << 16) | \
+            relu_ref(cvt_f32_ref(y, "f16", "rn"), "f16")
+        o[22] = minmax_nan_ref(bx, by, "bf16", False) | (minmax_nan_ref(by, bx, "bf16", False) << 16)
+        o[23] = (relu_ref(cvt_f32_ref(y, "f16", "rz"), "f16") << 16) | \
+            relu_ref(cvt_f32_ref(x, "f16", "rz"), "f16")
+    save(t, "expected_out", out.reshape(-1))
+
+
+
+# =============================================================================================
+# newer_sm90 (sm_86/sm_90): .xorsign.abs, packed 16-bit integers, integer .relu, tf32 rn/rz,
+# isspacep sub-qualifiers
+# =============================================================================================
+
+def minmax_xorsign_ref(x, y, fmt, want_max, nan=False):
+    """min/max{.NaN}.xorsign.abs: min/max of |x| and |y| (a NaN input yields the other one,
+    or the canonical NaN with .NaN), signed with sign(x) XOR sign(y) unless it is NaN."""
+    ebits, fbits = FMT[fmt]
+    sbit = 1 << (ebits + fbits)
+    if nan and (is_nan_bits(x, fmt) or is_nan_bits(y, fmt)):
+        return canon_nan(fmt)
+    ax, ay = x & (sbit - 1), y & (sbit - 1)
+    if is_nan_bits(ax, fmt) and is_nan_bits(ay, fmt):
+        return canon_nan(fmt)
+    r = minmax_ref(ax, ay, fmt, want_max)
+    return (r & (sbit - 1)) | ((x ^ y) & sbit)
+
+
+def tf32_ref(x, mode):
+    """cvt.{rn,rz}.tf32.f32: round to 10 fraction bits with the f32 exponent range."""
+    if is_nan_bits(x, "f32"):
+        return M32 >> 1
+    v = f32_exact(bits_f32(x))
+    if isinstance(v, float):
+        return x
+    return round_to_bits(v, "tf32", mode) << 13
+
+
+def gen_newer_sm90():
+    t = "newer_sm90"
+    n = 64
+    rng = np.random.default_rng(25001)
+    rv = [0x80000000, 0x7FFFFFFF, M32, 0, 0x80007FFF, 0x0001FFFF, 0x12348000, 5]
+    rw = [0x7FFFFFFF, 0x80000000, 0, M32, 0x7FFF8000, 0xFFFF0001, 0x8000FFFF, 0xFFFFFFFB]
+    rv += [int(v) for v in rng.integers(0, 1 << 32, size=n - len(rv), dtype=np.uint64)]
+    rw += [int(v) for v in rng.integers(0, 1 << 32, size=n - len(rw), dtype=np.uint64)]
+    nanf = 0x7FC00000
+    pairs = [(0xBF800000, 0x40000000), (0x3F800000, 0xC0000000), (0xC0400000, 0xC0000000),
+             (0, 0x80000000), (0x80000000, 0x80000000), (nanf, 0xBF800000),
+             (0xBF800000, 0xFFC00001), (nanf, nanf), (0xFF800000, 0x3F800000), (1, 0x80000002)]
+    fx = [p[0] for p in pairs] + [f32_bits(float(v)) for v in rng.uniform(-10, 10, n - len(pairs))]
+    fy = [p[1] for p in pairs] + [f32_bits(float(v)) for v in rng.uniform(-10, 10, n - len(pairs))]
+    hpairs = [(h(-1.0), h(2.0)), (h(3.0), h(-2.0)), (0x7E00, h(-1.0)), (0x8000, 0),
+              (h(-0.5), h(-0.25)), (0xFC00, h(1.0)), (0x7E00, 0x7E01)]
+    bpairs = [(bf(-1.0), bf(2.0)), (0x7FC0, bf(-3.0)), (0x8000, 0x8000), (bf(4.0), bf(-4.0)),
+              (0xFFC1, 0x7FC1)]
+    rnd16 = lambda: h(float(np.float16(rng.uniform(-8, 8))))
+    rndb = lambda: round_to_bits(Fraction(float(rng.uniform(-8, 8))), "bf16")
+    h16 = np.zeros((n, 4), dtype=np.uint16)
+    for g in range(n):
+        hx, hy = hpairs[g] if g < len(hpairs) else (rnd16(), rnd16())
+        bx, by = bpairs[g] if g < len(bpairs) else (rndb(), rndb())
+        h16[g] = [hx, hy, bx, by]
+    P = lambda e: 2.0 ** e
+    cvals = [-1.0, -0.0, 0.0, float("nan"), float("inf"), float("-inf"), 1 + P(-11),
+             1 + 3 * P(-11), -(1 + 3 * P(-11)), 1 + P(-11) + P(-23), 3.4e38, -1e-40,
+             1.5 * P(-140), float(np.finfo(np.float32).max)]
+    cvals += [float(v) for v in rng.uniform(-100, 100, n - len(cvals))]
+    cf = [f32_bits(v) for v in cvals]
+    for name, arr, dt in [("rv", rv, np.uint32), ("rw", rw, np.uint32), ("fx", fx, np.uint32),
+                          ("fy", fy, np.uint32), ("cf", cf, np.uint32)]:
+        save(t, name, np.array(arr, dtype=dt))
+    save(t, "h16", h16.reshape(-1))
+
+    def halves(x, y, f):
+        return f(x & 0xFFFF, y & 0xFFFF) | (f(x >> 16, y >> 16) << 16)
+
+    u16max = lambda a, b: max(a, b)
+    s16 = lambda v: v - 0x10000 if v & 0x8000 else v
+    s16min = lambda a, b: min(s16(a), s16(b)) & 0xFFFF
+    s16relu = lambda a, b: max(s16(a), s16(b), 0) & 0xFFFF
+    out = np.zeros((n, 12), dtype=np.uint32)
+    for g in range(n):
+        o = out[g]
+        o[0] = minmax_xorsign_ref(fx[g], fy[g], "f32", True)
+        o[1] = minmax_xorsign_ref(fx[g], fy[g], "f32", False)
+        hx, hy, bx, by = [int(v) for v in h16[g]]
+        o[2] = minmax_xorsign_ref(hx, hy, "f16", True, nan=True) | \
+            (minmax_xorsign_ref(hx, hy, "f16", False) << 16)
+        o[3] = minmax_xorsign_ref(bx, by, "bf16", False) | \
+            (minmax_xorsign_ref(by, bx, "bf16", False) << 16)
+        x, y = rv[g], rw[g]
+        o[4] = halves(x, y, u16max)
+        o[5] = halves(x, y, s16min)
+        o[6] = halves(x, y, s16relu)
+        o[7] = max(s32(x), s32(y), 0) & M32
+        o[8] = max(min(s32(x), s32(y)), 0) & M32
+        o[9] = tf32_ref(cf[g], "rn")
+        r = tf32_ref(cf[g], "rz")
+        o[10] = r if is_nan_bits(r, "f32") or not r >> 31 else 0
+        # &smem[g]: shared (both sub-spaces); out: neither; a kernel parameter: param::entry;
+        # the ld.shared::cta check holds.
+        o[11] = 1 | 2 | 256 | 512
+    save(t, "expected_out", out.reshape(-1))
+
+
 TRACES = {
     "warp_match": gen_warp_match,
     "sfu_approx": gen_sfu_approx,
@@ -1826,6 +2247,9 @@ TRACES = {
     "prefetch_levels": gen_prefetch_levels,
     "hexfloat_bits": gen_hexfloat_bits,
     "operand_forms": gen_operand_forms,
+    "newer_bits": gen_newer_bits,
+    "newer_sm80": gen_newer_sm80,
+    "newer_sm90": gen_newer_sm90,
 }
 
 

@@ -288,6 +288,17 @@ fn mnemonic(op: &Op) -> &'static str {
         Op::Vote { .. } => "vote",
         Op::Match { .. } => "match",
         Op::ActiveMask { .. } => "activemask",
+        Op::Redux { .. } => "redux.sync",
+        Op::Lop3 { .. } => "lop3",
+        Op::Dot {
+            kind: DotKind::Dp4a,
+            ..
+        } => "dp4a",
+        Op::Dot { .. } => "dp2a",
+        Op::Testp { .. } => "testp",
+        Op::Isspacep { .. } => "isspacep",
+        Op::Nanosleep { .. } => "nanosleep",
+        Op::CvtPack { .. } => "cvt",
         Op::Nop => "nop",
         Op::Bfind { .. } => "bfind",
         Op::Shf { .. } => "shf",

@@ -27,6 +27,13 @@ impl Mods {
         }
         false
     }
+    /// Whether `word` is present and not yet consumed.
+    fn has(&self, word: &str) -> bool {
+        self.list
+            .iter()
+            .zip(&self.used)
+            .any(|((m, _), u)| !*u && m == word)
+    }
     fn take_any<'w>(&mut self, words: &[&'w str]) -> Option<&'w str> {
         words.iter().copied().find(|w| self.take(w))
     }
@@ -103,6 +110,20 @@ fn round_of(m: &mut Mods) -> Option<Round> {
     })
 }
 
+fn round_name(r: Round) -> &'static str {
+    match r {
+        Round::Rn => "rn",
+        Round::Rz => "rz",
+        Round::Rm => "rm",
+        Round::Rp => "rp",
+        Round::Rni => "rni",
+        Round::Rzi => "rzi",
+        Round::Rmi => "rmi",
+        Round::Rpi => "rpi",
+        Round::Rna => "rna",
+    }
+}
+
 fn cmp_of(m: &mut Mods) -> Option<Cmp> {
     let w = m.take_any(&[
         "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu",
@@ -139,12 +160,21 @@ fn bool_of(m: &mut Mods) -> Option<BoolOp> {
 }
 
 fn space_of(m: &mut Mods) -> Space {
-    match m.take_any(&["global", "shared", "local", "const", "param"]) {
+    // `::cta` and `::entry` name the default sub-space of .shared and .param (PTX ISA 7.8, 8.3).
+    match m.take_any(&[
+        "global",
+        "shared",
+        "shared::cta",
+        "local",
+        "const",
+        "param",
+        "param::entry",
+    ]) {
         Some("global") => Space::Global,
-        Some("shared") => Space::Shared,
+        Some("shared" | "shared::cta") => Space::Shared,
         Some("local") => Space::Local,
         Some("const") => Space::Const,
-        Some("param") => Space::Param,
+        Some("param" | "param::entry") => Space::Param,
         _ => Space::Generic,
     }
 }
@@ -403,26 +433,7 @@ impl<'a> ModuleParser<'a> {
                     c: self.src(b, &raw[3], cty)?,
                 })
             }
-            "cvt" => {
-                let rnd = round_of(m);
-                let ftz = m.take("ftz");
-                let sat = m.take("sat");
-                let (dty, sty) = self.two_types(m, name, span)?;
-                self.nargs(raw, 2, name, span)?;
-                let mods = Mods2 {
-                    rnd,
-                    ftz,
-                    sat,
-                    approx: false,
-                };
-                Ok(Op::Cvt {
-                    dty,
-                    sty,
-                    mods: mods.into(),
-                    d: self.dst(b, &raw[0])?,
-                    a: self.src(b, &raw[1], sty)?,
-                })
-            }
+            "cvt" => self.cvt(b, m, raw, span),
             "cvta" => {
                 let to_space = m.take("to");
                 let space = space_of(m);
@@ -630,6 +641,209 @@ impl<'a> ModuleParser<'a> {
                     _ => Op::Brk,
                 })
             }
+            "lop3" => self.lop3(b, m, raw, span),
+            "dp4a" | "dp2a" => {
+                let kind = if name == "dp4a" {
+                    DotKind::Dp4a
+                } else {
+                    match m.take_any(&["lo", "hi"]) {
+                        Some("lo") => DotKind::Dp2aLo,
+                        Some(_) => DotKind::Dp2aHi,
+                        None => return Err(self.c.err(span, "`dp2a` needs .lo or .hi")),
+                    }
+                };
+                let (at, bt) = self.two_types(m, name, span)?;
+                let int32 = |t: Type| matches!(t, Type::U32 | Type::S32);
+                if !int32(at) || !int32(bt) {
+                    return Err(self.c.err(span, format!("`{name}` types are .u32 or .s32")));
+                }
+                self.nargs(raw, 4, name, span)?;
+                // c and d are .u32 when both inputs are, .s32 otherwise.
+                let ct = if at == Type::U32 && bt == Type::U32 {
+                    Type::U32
+                } else {
+                    Type::S32
+                };
+                Ok(Op::Dot {
+                    kind,
+                    a_signed: at == Type::S32,
+                    b_signed: bt == Type::S32,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], at)?,
+                    b: self.src(b, &raw[2], bt)?,
+                    c: self.src(b, &raw[3], ct)?,
+                })
+            }
+            "redux" => {
+                if !m.take("sync") {
+                    return Err(self.c.err(span, "`redux` needs .sync"));
+                }
+                let op = match m.take_any(&["add", "min", "max", "and", "or", "xor"]) {
+                    Some("add") => ReduxOp::Add,
+                    Some("min") => ReduxOp::Min,
+                    Some("max") => ReduxOp::Max,
+                    Some("and") => ReduxOp::And,
+                    Some("or") => ReduxOp::Or,
+                    Some(_) => ReduxOp::Xor,
+                    None => {
+                        return Err(self.c.err(
+                            span,
+                            "`redux.sync` needs .add, .min, .max, .and, .or or .xor",
+                        ))
+                    }
+                };
+                let ty = self.one_type(m, name, span)?;
+                let bitwise = matches!(op, ReduxOp::And | ReduxOp::Or | ReduxOp::Xor);
+                let ok = if bitwise {
+                    ty == Type::B32
+                } else {
+                    matches!(ty, Type::U32 | Type::S32)
+                };
+                if !ok {
+                    let want = if bitwise { ".b32" } else { ".u32 or .s32" };
+                    return Err(self.c.err(
+                        span,
+                        format!(
+                            "`redux.sync` with this operation takes {want}, not .{}",
+                            ty.name()
+                        ),
+                    ));
+                }
+                self.nargs(raw, 3, name, span)?;
+                Ok(Op::Redux {
+                    op,
+                    ty,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], ty)?,
+                    mask: self.src(b, &raw[2], Type::B32)?,
+                })
+            }
+            "testp" => {
+                let op = match m.take_any(&[
+                    "finite",
+                    "infinite",
+                    "number",
+                    "notanumber",
+                    "normal",
+                    "subnormal",
+                ]) {
+                    Some("finite") => TestpOp::Finite,
+                    Some("infinite") => TestpOp::Infinite,
+                    Some("number") => TestpOp::Number,
+                    Some("notanumber") => TestpOp::NotANumber,
+                    Some("normal") => TestpOp::Normal,
+                    Some(_) => TestpOp::Subnormal,
+                    None => {
+                        return Err(self.c.err(
+                            span,
+                            "`testp` needs .finite, .infinite, .number, .notanumber, .normal or .subnormal",
+                        ))
+                    }
+                };
+                let ty = self.one_type(m, name, span)?;
+                if !matches!(ty, Type::F32 | Type::F64) {
+                    return Err(self.c.err(span, "`testp` takes .f32 or .f64"));
+                }
+                self.nargs(raw, 2, name, span)?;
+                Ok(Op::Testp {
+                    op,
+                    ty,
+                    p: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], ty)?,
+                })
+            }
+            "isspacep" => {
+                // `.shared::cluster` is the CTA's own window here: gpusim launches no clusters.
+                let space = match m.take_any(&[
+                    "global",
+                    "shared",
+                    "shared::cta",
+                    "shared::cluster",
+                    "local",
+                    "const",
+                    "param",
+                    "param::entry",
+                ]) {
+                    Some("global") => Space::Global,
+                    Some("local") => Space::Local,
+                    Some("const") => Space::Const,
+                    Some("param" | "param::entry") => Space::Param,
+                    Some(_) => Space::Shared,
+                    None => {
+                        return Err(self.c.err(
+                            span,
+                            "`isspacep` needs .global, .shared, .local, .const or .param",
+                        ))
+                    }
+                };
+                self.nargs(raw, 2, name, span)?;
+                Ok(Op::Isspacep {
+                    space,
+                    p: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], Type::U64)?,
+                })
+            }
+            "nanosleep" => {
+                let ty = self.one_type(m, name, span)?;
+                if ty != Type::U32 {
+                    return Err(self.c.err(span, "`nanosleep` takes .u32"));
+                }
+                self.nargs(raw, 1, name, span)?;
+                Ok(Op::Nanosleep {
+                    t: self.src(b, &raw[0], Type::U32)?,
+                })
+            }
+            "bmsk" | "szext" => {
+                let clamp = match m.take_any(&["clamp", "wrap"]) {
+                    Some(w) => w == "clamp",
+                    None => {
+                        return Err(self.c.err(span, format!("`{name}` needs .clamp or .wrap")))
+                    }
+                };
+                let ty = self.one_type(m, name, span)?;
+                let (op, ok) = if name == "bmsk" {
+                    (ArithOp::Bmsk { clamp }, ty == Type::B32)
+                } else {
+                    (
+                        ArithOp::Szext { clamp },
+                        matches!(ty, Type::U32 | Type::S32),
+                    )
+                };
+                if !ok {
+                    let want = if name == "bmsk" {
+                        ".b32"
+                    } else {
+                        ".u32 or .s32"
+                    };
+                    return Err(self.c.err(span, format!("`{name}` takes {want}")));
+                }
+                self.nargs(raw, 3, name, span)?;
+                Ok(Op::Arith {
+                    op,
+                    ty,
+                    mods: crate::ir::Mods::default(),
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], ty)?,
+                    b: self.src(b, &raw[2], Type::U32)?,
+                    c: Operand::Imm(0),
+                })
+            }
+            "fns" => {
+                let ty = self.one_type(m, name, span)?;
+                if ty != Type::B32 {
+                    return Err(self.c.err(span, "`fns` takes .b32"));
+                }
+                self.nargs(raw, 4, name, span)?;
+                Ok(Op::Arith {
+                    op: ArithOp::Fns,
+                    ty,
+                    mods: crate::ir::Mods::default(),
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], Type::B32)?,
+                    b: self.src(b, &raw[2], Type::U32)?,
+                    c: self.src(b, &raw[3], Type::S32)?,
+                })
+            }
             "ssy" | "preBrk" | "preRet" => {
                 self.nargs(raw, 1, name, span)?;
                 self.label_ref(b, &raw[0], inst_idx)?;
@@ -715,6 +929,25 @@ impl<'a> ModuleParser<'a> {
                 ),
             ));
         }
+        let half = matches!(ty, Type::F16 | Type::F16x2 | Type::Bf16 | Type::Bf16x2);
+        let minmax = matches!(op, Min | Max);
+        // min/max{.NaN}{.xorsign.abs} on f32 and the 16-bit float types (PTX ISA 8.x §9.7.3.11-12,
+        // §9.7.4.7-8); `.relu` on s32/s16x2 min/max (§9.7.1.12-13) and on f16/bf16 fma (§9.7.4.4).
+        let float_minmax = minmax && (ty == Type::F32 || half);
+        let nan = float_minmax && m.take("NaN");
+        let xorsign_abs = float_minmax && m.has("xorsign") && m.has("abs");
+        if xorsign_abs {
+            m.take("xorsign");
+            m.take("abs");
+        }
+        let relu = ((minmax && matches!(ty, Type::S32 | Type::S16x2)) || (op == Fma && half))
+            && m.take("relu");
+        if relu && sat {
+            return Err(self
+                .c
+                .err(span, format!("`{name}` takes `.relu` or `.sat`, not both")));
+        }
+        self.check_float_rounding(name, op, ty, rnd, approx, span)?;
         self.nargs(raw, 1 + op.arity(), name, span)?;
         let src_ty = |i: usize| -> Type {
             match (op, i) {
@@ -728,20 +961,241 @@ impl<'a> ModuleParser<'a> {
         for i in 0..op.arity() {
             srcs[i] = self.src(b, &raw[1 + i], src_ty(i))?;
         }
-        let mods = Mods2 {
-            rnd,
-            ftz,
-            sat,
-            approx,
+        let mods = crate::ir::Mods {
+            nan,
+            xorsign_abs,
+            relu,
+            ..Mods2 {
+                rnd,
+                ftz,
+                sat,
+                approx,
+            }
+            .into()
         };
         Ok(Op::Arith {
             op,
             ty,
-            mods: mods.into(),
+            mods,
             d,
             a: srcs[0],
             b: srcs[1],
             c: srcs[2],
+        })
+    }
+
+    /// ptxas rejects float `mad`/`fma` without a rounding modifier, and `div`/`rcp`/`sqrt` without
+    /// one or `.approx`/`.full`, on every target after sm_1x (PTX ISA 8.x §9.7.3.6-8, 13, 15).
+    fn check_float_rounding(
+        &self,
+        name: &str,
+        op: ArithOp,
+        ty: Type,
+        rnd: Option<Round>,
+        approx: bool,
+        span: Span,
+    ) -> PResult<()> {
+        if !ty.is_float() || rnd.is_some() || self.legacy_sm1x() {
+            return Ok(());
+        }
+        let t = ty.name();
+        match op {
+            ArithOp::Fma => Err(self.c.err(
+                span,
+                format!("`{name}.{t}` needs a rounding modifier (.rn, .rz, .rm or .rp)"),
+            )),
+            ArithOp::Div | ArithOp::Rcp | ArithOp::Sqrt if !approx => Err(self.c.err(
+                span,
+                format!("`{name}.{t}` needs a rounding modifier (.rn, .rz, .rm or .rp) or .approx"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the module targets sm_1x, where float mad/div/cvt rounding rules were looser.
+    fn legacy_sm1x(&self) -> bool {
+        matches!(
+            self.module.target.as_str(),
+            "sm_10" | "sm_11" | "sm_12" | "sm_13"
+        )
+    }
+
+    /// `lop3.b32 d, a, b, c, immLut` and `lop3.{or,and}.b32 d|p, a, b, c, immLut, q`
+    /// (PTX ISA 8.x §9.7.7.6; the predicate form needs PTX 8.2).
+    fn lop3(&mut self, b: &mut Body, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
+        let bop = match m.take_any(&["or", "and"]) {
+            Some("or") => Some(BoolOp::Or),
+            Some(_) => Some(BoolOp::And),
+            None => None,
+        };
+        let ty = self.one_type(m, "lop3", span)?;
+        if ty != Type::B32 {
+            return Err(self.c.err(span, "`lop3` takes .b32"));
+        }
+        self.nargs(raw, if bop.is_some() { 6 } else { 5 }, "lop3", span)?;
+        let (d, p) = self.dst_pair(b, &raw[0])?;
+        let pred = match (bop, p) {
+            (Some(o), Some(p)) => Some((o, p, self.src(b, &raw[5], Type::Pred)?)),
+            (None, None) => None,
+            _ => {
+                return Err(self.c.err(
+                    raw[0].span(),
+                    "`lop3` writes `d|p` exactly when it has .or or .and",
+                ))
+            }
+        };
+        // ptxas keeps the low 8 bits of a wider constant (0x196 assembles as LOP3.LUT 0x96).
+        let lut = match (&raw[4], self.src(b, &raw[4], Type::B32)?) {
+            (RawOp::Imm(..), Operand::Imm(v)) => (v & 0xFF) as u8,
+            _ => {
+                return Err(self
+                    .c
+                    .err(raw[4].span(), "`lop3` immLut must be an integer constant"))
+            }
+        };
+        Ok(Op::Lop3 {
+            lut,
+            d,
+            a: self.src(b, &raw[1], Type::B32)?,
+            b: self.src(b, &raw[2], Type::B32)?,
+            c: self.src(b, &raw[3], Type::B32)?,
+            pred,
+        })
+    }
+
+    /// `cvt`, including the packed `.f16x2/.bf16x2.f32 d, a, b` form and `.tf32` (kept as a
+    /// .b32 destination). The rounding modifier is checked as ptxas does (PTX ISA 8.x `cvt`,
+    /// "Rounding modifiers"): integer rounding is required for float→integer and illegal
+    /// elsewhere except same-type float→float; float rounding is required for integer→float
+    /// and narrowing float→float, optional between f16 and bf16, illegal elsewhere.
+    fn cvt(&mut self, b: &mut Body, m: &mut Mods, raw: &[RawOp], span: Span) -> PResult<Op> {
+        let rnd = round_of(m);
+        let ftz = m.take("ftz");
+        let sat = m.take("sat");
+        let tf32 = m.take("tf32");
+        let (dty, sty) = if tf32 {
+            match m.types().as_slice() {
+                [Type::F32] => (Type::B32, Type::F32),
+                _ => return Err(self.c.err(span, "`cvt.tf32` converts from .f32 only")),
+            }
+        } else {
+            self.two_types(m, "cvt", span)?
+        };
+        let bit_type = |t: Type| matches!(t, Type::B8 | Type::B16 | Type::B32 | Type::B64);
+        if (!tf32 && bit_type(dty)) || bit_type(sty) || dty == Type::Pred || sty == Type::Pred {
+            return Err(self.c.err(
+                span,
+                format!(
+                    "`cvt` takes value types such as .u32 or .f32, not .{}.{}",
+                    dty.name(),
+                    sty.name()
+                ),
+            ));
+        }
+        let packed = matches!(dty, Type::F16x2 | Type::Bf16x2);
+        let half_dst = packed || matches!(dty, Type::F16 | Type::Bf16) || tf32;
+        // `.relu` exists only on the f32 → f16/bf16/tf32 (and packed) forms.
+        let relu = half_dst && sty == Type::F32 && m.take("relu");
+        let legacy = self.legacy_sm1x();
+        let int_r = matches!(rnd, Some(Round::Rni | Round::Rzi | Round::Rmi | Round::Rpi));
+        let float_r = matches!(rnd, Some(Round::Rn | Round::Rz | Round::Rm | Round::Rp));
+        let what = format!(
+            "cvt.{}.{}",
+            if tf32 { "tf32" } else { dty.name() },
+            sty.name()
+        );
+        let required = |kind: &str| format!("`{what}` needs {kind} rounding modifier");
+        let bad = format!(
+            "`{what}` does not take the rounding modifier `.{}`",
+            rnd.map(round_name).unwrap_or("")
+        );
+        let (df, sf) = (dty.is_float() || tf32, sty.is_float());
+        let problem = if tf32 || packed {
+            // cvt.rna.tf32.f32 (sm_80), cvt.{rn,rz}.tf32.f32 (sm_90), cvt.{rn,rz}.{f16x2,bf16x2}.f32.
+            let ok = match rnd {
+                Some(Round::Rna) => tf32,
+                Some(Round::Rn | Round::Rz) => sty == Type::F32,
+                _ => false,
+            };
+            match rnd {
+                None => Some(required(if tf32 {
+                    "an .rna, .rn or .rz"
+                } else {
+                    "an .rn or .rz"
+                })),
+                _ if !ok => Some(bad.clone()),
+                _ if ftz || sat => Some(format!("`{what}` takes no .ftz or .sat")),
+                _ => None,
+            }
+        } else if rnd == Some(Round::Rna) {
+            Some(bad.clone())
+        } else if legacy {
+            None
+        } else {
+            match (df, sf) {
+                (false, false) if rnd.is_some() => Some(bad.clone()),
+                (true, false) if int_r => Some(bad.clone()),
+                (true, false) if rnd.is_none() => Some(required("a float (.rn, .rz, .rm or .rp)")),
+                (false, true) if float_r => Some(bad.clone()),
+                (false, true) if rnd.is_none() => {
+                    Some(required("an integer (.rni, .rzi, .rmi or .rpi)"))
+                }
+                (true, true) => {
+                    let same_size_swap = dty.bits() == sty.bits() && dty != sty;
+                    if dty == sty {
+                        float_r.then(|| bad.clone())
+                    } else if same_size_swap {
+                        int_r.then(|| bad.clone())
+                    } else if dty.bits() < sty.bits() {
+                        if int_r {
+                            Some(bad.clone())
+                        } else {
+                            rnd.is_none()
+                                .then(|| required("a float (.rn, .rz, .rm or .rp)"))
+                        }
+                    } else {
+                        rnd.is_some().then(|| bad.clone())
+                    }
+                }
+                _ => None,
+            }
+        };
+        if let Some(msg) = problem {
+            return Err(self.c.err(span, msg));
+        }
+        let mods = crate::ir::Mods {
+            relu,
+            ..Mods2 {
+                rnd,
+                ftz,
+                sat,
+                approx: false,
+            }
+            .into()
+        };
+        if packed {
+            if sty != Type::F32 {
+                return Err(self.c.err(
+                    span,
+                    format!("`{what}` is not a conversion (packed results come from .f32)"),
+                ));
+            }
+            self.nargs(raw, 3, "cvt", span)?;
+            return Ok(Op::CvtPack {
+                dty,
+                mods,
+                d: self.dst(b, &raw[0])?,
+                a: self.src(b, &raw[1], Type::F32)?,
+                b: self.src(b, &raw[2], Type::F32)?,
+            });
+        }
+        self.nargs(raw, 2, "cvt", span)?;
+        Ok(Op::Cvt {
+            dty,
+            sty,
+            mods,
+            d: self.dst(b, &raw[0])?,
+            a: self.src(b, &raw[1], sty)?,
         })
     }
 
@@ -1059,6 +1513,7 @@ impl From<Mods2> for crate::ir::Mods {
             ftz: m.ftz,
             sat: m.sat,
             approx: m.approx,
+            ..crate::ir::Mods::default()
         }
     }
 }

@@ -69,6 +69,9 @@ fn special(name: &str, dim: Option<&str>) -> Option<SpecialReg> {
         ("%dynamic_smem_size", None) => SpecialReg::DynamicSmemSize,
         ("%total_smem_size", None) => SpecialReg::TotalSmemSize,
         ("%globaltimer", None) => SpecialReg::GlobalTimer,
+        ("%clock_hi", None) => SpecialReg::ClockHi,
+        ("%globaltimer_lo", None) => SpecialReg::GlobalTimerLo,
+        ("%globaltimer_hi", None) => SpecialReg::GlobalTimerHi,
         _ => return None,
     })
 }
@@ -239,6 +242,11 @@ impl<'a> ModuleParser<'a> {
         if self.funcs.contains_key(n) {
             let id = self.func_id(n, Some(s));
             return Ok(Operand::Func(id));
+        }
+        // `WARP_SZ` is a run-time constant (PTX ISA §4.4, predefined identifiers), the
+        // machine's warp size; NVRTC writes it for `warpSize`.
+        if n == "WARP_SZ" {
+            return Ok(Operand::Special(SpecialReg::WarpSz));
         }
         let what = if n.starts_with('%') {
             "register"

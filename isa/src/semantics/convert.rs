@@ -1,7 +1,7 @@
 //! `cvt` semantics (PTX ISA: `cvt`): integer↔integer, float→integer, integer→float and
 //! float↔float conversions with rounding, saturation and flush-to-zero.
 
-use super::float::{format, saturate};
+use super::float::{format, relu, saturate};
 use super::int::{clamp_to, mask, range, sext, width};
 use super::rounding::{self, Fmt, Mode, F32, F64, TF32};
 use crate::ir::{Mods, Round, Type};
@@ -30,9 +30,13 @@ fn is_packed(ty: Type) -> bool {
 /// `cvt.dty.sty` of `a`. Packed types convert element-wise when both sides are packed and are
 /// read as their element type (low half) otherwise.
 pub(crate) fn convert(dty: Type, sty: Type, mods: Mods, a: u64) -> u64 {
-    // cvt.rna.tf32.f32 d, a: the IR has no tf32 type, d is a .b32 register.
-    if mods.rnd == Some(Round::Rna) && sty == Type::F32 && dty == Type::B32 {
-        return to_tf32(a);
+    // cvt.{rna,rn,rz}{.relu}.tf32.f32 d, a: the IR has no tf32 type, d is a .b32 register
+    // (PTX `cvt` has no .bN types, so B32 <- F32 with a float rounding means tf32).
+    if sty == Type::F32
+        && dty == Type::B32
+        && matches!(mods.rnd, Some(Round::Rna | Round::Rn | Round::Rz))
+    {
+        return to_tf32(a, mods);
     }
     let (d, s) = (kind(dty), kind(sty));
     if is_packed(dty) && is_packed(sty) {
@@ -142,19 +146,32 @@ fn float_to_float(df: Fmt, sf: Fmt, mods: Mods, a: u64) -> u64 {
     };
     if mods.sat {
         saturate(df, r)
+    } else if mods.relu {
+        relu(df, r)
     } else {
         r
     }
 }
 
-/// `cvt.rna.tf32.f32`: round to 10 fraction bits, ties away from zero, kept in f32 layout with
-/// the low 13 bits clear; NaN gives the canonical f32 NaN.
-fn to_tf32(a: u64) -> u64 {
+/// `cvt.{rna,rn,rz}{.relu}.tf32.f32`: round to 10 fraction bits (`.rna`: ties away from zero,
+/// the default; `.rn`, `.rz`: sm_90), kept in f32 layout with the low 13 bits clear; NaN gives
+/// the canonical f32 NaN.
+fn to_tf32(a: u64, mods: Mods) -> u64 {
     let bits = a & F32.mask();
     if F32.is_nan(bits) {
         return F32.canonical_nan();
     }
-    rounding::convert(F32, TF32, bits, Mode::NearestAway) << 13
+    let mode = match mods.rnd {
+        Some(Round::Rn) => Mode::Nearest,
+        Some(Round::Rz) => Mode::Zero,
+        _ => Mode::NearestAway,
+    };
+    let r = rounding::convert(F32, TF32, bits, mode) << 13;
+    if mods.relu {
+        relu(F32, r)
+    } else {
+        r
+    }
 }
 
 #[cfg(test)]

@@ -88,22 +88,53 @@ pub(crate) fn arith(op: ArithOp, f: Fmt, mods: Mods, a: u64, b: u64, c: u64) -> 
         Neg => f.negate(a),
         // copysign d, a, b: the magnitude of b with the sign of a (PTX ISA: `copysign`).
         Copysign => f.abs(b) | (a & f.sign_bit()),
-        Min => min_max(f, false, a, b),
-        Max => min_max(f, true, a, b),
+        Min => min_max_mods(f, false, mods, a, b),
+        Max => min_max_mods(f, true, mods, a, b),
         _ => 0,
     };
     finish(f, mods, r)
 }
 
-/// Canonical NaN, `.ftz` on the result, then `.sat`.
+/// Canonical NaN, `.ftz` on the result, then `.sat` or `.relu`.
 fn finish(f: Fmt, mods: Mods, r: u64) -> u64 {
     let r = r & f.mask();
     let r = if f.is_nan(r) { f.canonical_nan() } else { r };
     let r = if mods.ftz { f.flush(r) } else { r };
     if mods.sat {
         saturate(f, r)
+    } else if mods.relu {
+        relu(f, r)
     } else {
         r
+    }
+}
+
+/// `.relu`: a negative result (-0.0 included) becomes +0.0; NaN stays the canonical NaN
+/// (PTX ISA 8.x §9.7.4.4, `fma.relu`; `cvt.relu`).
+pub(crate) fn relu(f: Fmt, r: u64) -> u64 {
+    if !f.is_nan(r) && f.is_neg(r) {
+        0
+    } else {
+        r
+    }
+}
+
+/// `min`/`max` with the `.NaN` and `.xorsign.abs` modifiers (PTX ISA 8.x §9.7.3.11-12,
+/// §9.7.4.7-8): `.NaN` makes any NaN operand give the canonical NaN; `.xorsign.abs` compares
+/// magnitudes and gives the result the XOR of the operands' signs, unless it is NaN.
+pub(crate) fn min_max_mods(f: Fmt, max: bool, mods: Mods, a: u64, b: u64) -> u64 {
+    if mods.nan && (f.is_nan(a) || f.is_nan(b)) {
+        return f.canonical_nan();
+    }
+    if !mods.xorsign_abs {
+        return min_max(f, max, a, b);
+    }
+    let sign = (a ^ b) & f.sign_bit();
+    let r = min_max(f, max, f.abs(a), f.abs(b));
+    if f.is_nan(r) {
+        r
+    } else {
+        (r & !f.sign_bit()) | sign
     }
 }
 

@@ -107,8 +107,9 @@ pub(crate) fn arith(op: ArithOp, ty: Type, mods: Mods, a: u64, b: u64, c: u64) -
         // abs of the most negative value wraps to itself.
         Abs => va.unsigned_abs() as u64 & m,
         Neg => 0u64.wrapping_sub(a) & m,
-        Min => (if va <= vb { a } else { b }) & m,
-        Max => (if va >= vb { a } else { b }) & m,
+        // `.relu` (s32, s16x2) clamps a negative result to 0 (PTX ISA 8.x §9.7.1.12-13).
+        Min => relu(mods.relu, s, w, (if va <= vb { a } else { b }) & m),
+        Max => relu(mods.relu, s, w, (if va >= vb { a } else { b }) & m),
         And => a & b & m,
         Or => (a | b) & m,
         Xor => (a ^ b) & m,
@@ -125,7 +126,19 @@ pub(crate) fn arith(op: ArithOp, ty: Type, mods: Mods, a: u64, b: u64, c: u64) -
             let d = if va < vb { vb - va } else { va - vb };
             (d as u64).wrapping_add(c) & m
         }
+        Bmsk { clamp } => super::newer::bmsk(clamp, a, b),
+        Szext { clamp } => super::newer::szext(clamp, s, a, b),
+        Fns => super::newer::fns(a, b, c),
         Rcp | Sqrt | Rsqrt | Sin | Cos | Lg2 | Ex2 | Tanh | Copysign => 0,
+    }
+}
+
+/// `.relu` on a signed result of width `w`: negative values become 0.
+fn relu(on: bool, signed: bool, w: u32, r: u64) -> u64 {
+    if on && signed && sext(r, w) < 0 {
+        0
+    } else {
+        r
     }
 }
 

@@ -24,18 +24,24 @@
 //! - `.sat` clamps to [0.0, 1.0]; NaN and negative values, -0.0 included, give +0.0. On integer
 //!   operations it clamps to the range of any signed type (PTX only defines it for s32).
 //! - `cvt` without a rounding modifier rounds float→integer toward zero (`.rzi`) and everything
-//!   else to nearest even; `cvt.rna.tf32.f32` is `convert(B32, F32, .rna)`.
+//!   else to nearest even (the parser rejects the forms where PTX makes the modifier
+//!   mandatory); `cvt.{rna,rn,rz}.tf32.f32` is `convert(B32, F32, ...)`.
 //! - `slct` with a NaN f32 selector picks `b`; `compare` of packed types compares element 0.
+//! - `.relu` (`fma` and `cvt` to f16/bf16, integer `max`/`min`) turns every negative result,
+//!   -0.0 included, into +0 and keeps NaN as the canonical NaN.
+//! - `fns` with a base above 31 (undefined in PTX) returns 0xFFFFFFFF.
 
 mod bits;
 mod carry;
 mod convert;
 mod float;
 mod int;
+mod newer;
 mod rounding;
 
 pub use bits::{bfind, shf};
 pub use carry::carry_op;
+pub use newer::{bmsk, dot, fns, lop3, redux, szext, testp};
 
 use crate::ir::{ArithOp, AtomOp, BoolOp, Cmp, Mods, Type};
 
@@ -44,8 +50,36 @@ pub fn arith(op: ArithOp, ty: Type, mods: Mods, a: u64, b: u64, c: u64) -> u64 {
     match float::format(ty) {
         Some((f, false)) if float::is_float_op(op) => float::arith(op, f, mods, a, b, c),
         Some((f, true)) if float::is_float_op(op) => float::arith_packed(op, f, mods, a, b, c),
-        _ => int::arith(op, ty, mods, a, b, c),
+        _ => match ty {
+            // Packed 16-bit integers work per halfword (PTX ISA 8.x §9.7.1.12-13, sm_90).
+            Type::U16x2 | Type::S16x2 => {
+                let e = if ty == Type::S16x2 {
+                    Type::S16
+                } else {
+                    Type::U16
+                };
+                let half = |i: u32| {
+                    let f = |v: u64| (v >> (16 * i)) & 0xFFFF;
+                    int::arith(op, e, mods, f(a), f(b), f(c)) & 0xFFFF
+                };
+                (half(1) << 16) | half(0)
+            }
+            _ => int::arith(op, ty, mods, a, b, c),
+        },
     }
+}
+
+/// `cvt.frnd{.relu}.{f16x2,bf16x2}.f32 d, a, b`: `a` converted into the upper half of d and `b`
+/// into the lower half (PTX ISA 8.x `cvt`). Other destination types are read as f16x2.
+pub fn convert_pack(dty: Type, mods: Mods, a: u64, b: u64) -> u64 {
+    let e = if dty == Type::Bf16x2 {
+        Type::Bf16
+    } else {
+        Type::F16
+    };
+    let hi = convert(e, Type::F32, mods, a) & 0xFFFF;
+    let lo = convert(e, Type::F32, mods, b) & 0xFFFF;
+    (hi << 16) | lo
 }
 
 /// `setp`/`set` comparison `a cmp b` of type `ty` (PTX ISA: `setp`, `set`).

@@ -109,7 +109,7 @@ impl Default for ConvergenceBarrierConfig {
     fn default() -> Self {
         ConvergenceBarrierConfig {
             switch: SwitchRule::BackwardBranch,
-            quantum: 64,
+            quantum: 256,
         }
     }
 }

@@ -31,6 +31,12 @@ pub struct Cta {
     pub threads: u32,
     pub regs: u32,
     pub shared_bytes: u32,
+    /// Arrivals are counted per thread, not per warp (independent thread scheduling: a
+    /// diverged warp reaches a barrier group by group); a barrier without a count then waits
+    /// for every thread that has not exited.
+    pub thread_arrivals: bool,
+    /// Threads that have exited (counted only with `thread_arrivals`).
+    pub exited_threads: u32,
 }
 
 /// A `bar.red` result to write: destination register, lanes, value.
@@ -38,6 +44,7 @@ pub type RedWrite = (RegId, Mask, u64);
 
 /// What a completed barrier releases: warp slots, and for bar.red the value for each.
 pub struct Release {
+    pub barid: usize,
     pub warps: Vec<(usize, Option<RedWrite>)>,
 }
 
@@ -48,9 +55,22 @@ pub struct Arrival {
     /// Predicate values of the participating lanes (bar.red), as (lanes, true lanes).
     pub preds: (Mask, Mask),
     pub wait: Option<(usize, Option<(RegId, Mask)>)>,
+    /// Threads this arrival counts: the warp size (§5.5), or the arriving thread group's size
+    /// with `thread_arrivals`.
+    pub threads: u32,
 }
 
 impl Cta {
+    /// Threads a barrier without a count waits for: every warp that has not completed
+    /// (Habermaier §5.5 counts whole warps), or every thread that has not exited.
+    fn live_threads(&self, warp_size: u32) -> u32 {
+        if self.thread_arrivals {
+            self.threads - self.exited_threads
+        } else {
+            (self.n_warps - self.completed_warps) * warp_size
+        }
+    }
+
     /// Register one warp's arrival. Errors describe inconsistent use (Habermaier `prepBar` ⊥).
     pub fn arrive(
         &mut self,
@@ -58,10 +78,10 @@ impl Cta {
         warp_size: u32,
         hardware_exit_rule: bool,
     ) -> Result<Option<Release>, String> {
-        let live = self.n_warps - self.completed_warps;
+        let live = self.live_threads(warp_size);
         let bar = self.barriers[a.barid].get_or_insert_with(|| Barrier {
             count: a.count,
-            fixed_expected: a.count.unwrap_or(live * warp_size),
+            fixed_expected: a.count.unwrap_or(live),
             arrived: 0,
             red: a.red,
             popc: 0,
@@ -81,7 +101,7 @@ impl Cta {
                 a.barid
             ));
         }
-        bar.arrived += warp_size;
+        bar.arrived += a.threads;
         let (lanes, trues) = a.preds;
         bar.popc += trues.count_ones();
         bar.all &= trues == lanes;
@@ -99,11 +119,11 @@ impl Cta {
         warp_size: u32,
         hardware_exit_rule: bool,
     ) -> Option<Release> {
-        let live = self.n_warps - self.completed_warps;
+        let live = self.live_threads(warp_size);
         let bar = self.barriers[barid].as_ref()?;
         let expected = match (bar.count, hardware_exit_rule) {
             (Some(c), _) => c,
-            (None, true) => live * warp_size,
+            (None, true) => live,
             (None, false) => bar.fixed_expected,
         };
         if bar.arrived < expected {
@@ -117,6 +137,7 @@ impl Cta {
             None => 0,
         };
         Some(Release {
+            barid,
             warps: bar
                 .waiters
                 .into_iter()

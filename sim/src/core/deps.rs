@@ -200,6 +200,40 @@ pub fn deps_of(inst: &Inst) -> Deps {
             }
         }
         Op::ActiveMask { d: r } => d.write(*r),
+        Op::Redux { d: r, a, mask, .. } => {
+            d.op(a);
+            d.op(mask);
+            d.write(*r);
+        }
+        Op::Lop3 {
+            d: r,
+            a,
+            b,
+            c,
+            pred,
+            ..
+        } => {
+            [a, b, c].into_iter().for_each(|x| d.op(x));
+            d.write(*r);
+            if let Some((_, p, q)) = pred {
+                d.op(q);
+                d.write(*p);
+            }
+        }
+        Op::Dot { d: r, a, b, c, .. } => {
+            [a, b, c].into_iter().for_each(|x| d.op(x));
+            d.write(*r);
+        }
+        Op::Testp { p: r, a, .. } | Op::Isspacep { p: r, a, .. } => {
+            d.op(a);
+            d.write(*r);
+        }
+        Op::CvtPack { d: r, a, b, .. } => {
+            d.op(a);
+            d.op(b);
+            d.write(*r);
+        }
+        Op::Nanosleep { t } => d.op(t),
         Op::BrxIdx { index, .. } => d.op(index),
         Op::Call { callee, args, .. } => {
             if let Callee::Indirect { reg, .. } = callee {

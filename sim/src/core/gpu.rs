@@ -10,7 +10,6 @@ use super::sm::{Shared, Sm};
 use super::warp::{Frame, Warp, WarpState};
 use crate::config::Config;
 use crate::mem::GlobalMemory;
-use crate::simt::TokenStack;
 use crate::stats::{KernelStats, WarpEvent};
 use gpusim_isa::FuncId;
 
@@ -256,7 +255,7 @@ fn make_cta(
                 ret_dst: Vec::new(),
             }],
             local: (0..ws).map(|_| Vec::new()).collect(),
-            simt: Box::new(TokenStack::new(valid, ws)),
+            simt: crate::simt::make(&cfg.sm, valid, ws),
             state: WarpState::Active,
             live: LiveTracker::default(),
             instructions: 0,
@@ -276,6 +275,8 @@ fn make_cta(
         threads,
         regs,
         shared_bytes: shared,
+        thread_arrivals: warps.first().is_some_and(|w| w.simt.independent_threads()),
+        exited_threads: 0,
     };
     for w in &mut warps {
         w.refresh_ready(prog);

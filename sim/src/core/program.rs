@@ -130,7 +130,11 @@ fn class_of(op: &Op) -> Class {
             }
         }
         Op::Cvt { dty, sty, .. } if *dty == Type::F64 || *sty == Type::F64 => Class::Fp64,
-        Op::Cvt { .. } => Class::Fp32,
+        Op::Cvt { .. } | Op::CvtPack { .. } => Class::Fp32,
+        Op::Testp { ty, .. } if *ty == Type::F64 => Class::Fp64,
+        Op::Testp { .. } => Class::Fp32,
+        // nanosleep occupies the branch unit; the sleep itself is in `exec/sync.rs`.
+        Op::Nanosleep { .. } => Class::Branch,
         Op::Setp { ty, .. } | Op::Set { sty: ty, .. } if ty.is_float() => Class::Fp32,
         Op::Ld { space, .. } | Op::St { space, .. } => mem(*space),
         Op::Atom { .. } => Class::Atomic,
@@ -207,6 +211,9 @@ pub struct Program {
     pub module: Module,
     pub funcs: Vec<PreparedFn>,
     pub locs: Vec<Loc>,
+    /// Static reconvergence facts of the tokenised functions (IPDOMs, break targets,
+    /// thread-frontier priorities) for the reconvergence policies.
+    pub reconv: crate::simt::ProgramInfo,
 }
 
 impl Program {
@@ -256,10 +263,12 @@ impl Program {
                 locs[p.symbol.0 as usize] = Loc::KernelParam(module.symbol(p.symbol).offset);
             }
         }
+        let reconv = crate::simt::ProgramInfo::analyze(&module);
         Ok(Program {
             module,
             funcs,
             locs,
+            reconv,
         })
     }
 

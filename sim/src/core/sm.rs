@@ -327,11 +327,13 @@ impl Sm {
             }
             let wait = matches!(bar.kind, BarKind::Sync | BarKind::Red(_));
             if wait {
+                // Under ITS the waiting lanes are parked by the policy; the per-warp scoreboard
+                // must not hold the destination, or another group could not reach its bar.red.
                 if !its {
                     w.state = WarpState::Barrier(1 << bar.barid);
-                }
-                if let Some((r, _)) = bar.red {
-                    w.set_ready(&[r.0], u64::MAX, false);
+                    if let Some((r, _)) = bar.red {
+                        w.set_ready(&[r.0], u64::MAX, false);
+                    }
                 }
             }
             let arrival = Arrival {

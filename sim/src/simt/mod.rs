@@ -2,11 +2,34 @@
 //!
 //! Every policy implements `Reconvergence`; the executor turns each control instruction into a
 //! `Flow` and the policy decides the next pc and active mask. Policies are chosen by name with
-//! `sm.reconvergence` (see `config::ReconvergenceKind`).
+//! `sm.reconvergence` (see `config::ReconvergenceKind`) and built by `make`:
+//!
+//! | name | file | rule | SIMT-Step variant (simt-step.md §4.3) |
+//! |---|---|---|---|
+//! | `token-stack` | `token_stack.rs` | Habermaier 2011 §5.4 CRS rules | P1 → CM |
+//! | `pdom-stack` | `pdom_stack.rs` | immediate post-dominator stack (GPGPU-Sim) | P1 → CM |
+//! | `convergence-barrier` | `convergence_barrier.rs` | Volta ITS, BSSY/BSYNC barriers | P3 → CM |
+//! | `multi-path` | `multi_path.rs` | ElTantawy et al., HPCA 2014 | P1 with interleaved paths → CM |
+//! | `thread-frontiers` | `thread_frontiers.rs` | Diamos et al., MICRO 2011 | P1 with earlier merges → CM |
+//!
+//! The static facts the stack-free policies need (each branch's immediate post-dominator, each
+//! `brk`'s break target, thread-frontier block priorities) are computed once per program by
+//! `analysis::ProgramInfo::analyze` and handed to `step` in a `StepCtx`.
 
+pub mod analysis;
+pub mod convergence_barrier;
+pub mod multi_path;
+pub mod pdom_stack;
+pub mod thread_frontiers;
 pub mod token_stack;
 
-use gpusim_isa::Pc;
+use crate::config::{ReconvergenceKind, SmConfig};
+pub use analysis::{FuncInfo, ProgramInfo, NO_PC};
+pub use convergence_barrier::ConvergenceBarrier;
+use gpusim_isa::{FuncId, Pc};
+pub use multi_path::MultiPath;
+pub use pdom_stack::PdomStack;
+pub use thread_frontiers::ThreadFrontiers;
 pub use token_stack::TokenStack;
 
 pub type Mask = u64;
@@ -52,6 +75,14 @@ pub enum Flow {
         groups: Vec<(Pc, Mask)>,
         is_call: bool,
     },
+    /// `bar.warp.sync mask` under independent thread scheduling: the active lanes wait until
+    /// every non-exited lane of the mask has reached a `bar.warp.sync` (PTX ISA, bar.warp.sync).
+    /// Only produced for policies with `independent_threads()`.
+    WarpSync(Mask),
+    /// `bar.sync`/`bar.red` under independent thread scheduling: the active lanes wait at CTA
+    /// barrier `barid` until the SM releases it (`barrier_released`). Only produced for
+    /// policies with `independent_threads()`.
+    BarrierWait(usize),
 }
 
 /// What the warp does after a flow step.
@@ -60,6 +91,12 @@ pub enum Outcome {
     /// Keep running; if a token was popped, the frame depth it recorded (the executor drops
     /// call frames above it).
     Active { popped_frame_depth: Option<u32> },
+    /// No lane can run until one of these CTA barriers (bit set) releases lanes of this warp
+    /// (independent thread scheduling: the other lanes wait inside the warp).
+    Blocked {
+        popped_frame_depth: Option<u32>,
+        barriers: u16,
+    },
     /// Every lane has exited and the stack is empty.
     Completed,
 }
@@ -68,6 +105,20 @@ pub enum Outcome {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimtError(pub String);
 
+/// What a policy may consult when it steps: facts about the instruction just executed and the
+/// program's static reconvergence information.
+#[derive(Clone, Copy)]
+pub struct StepCtx<'a> {
+    /// Call-frame depth before the instruction (tokens pushed now record it).
+    pub frame_depth: u32,
+    /// The function the instruction belongs to.
+    pub func: FuncId,
+    /// Static reconvergence facts of every function of the program.
+    pub info: &'a ProgramInfo,
+    /// The instruction's result comes from a long-latency (DRAM-backed) unit.
+    pub long_latency: bool,
+}
+
 /// The interface of a reconvergence policy. Implementations are per warp.
 pub trait Reconvergence: Send {
     fn pc(&self) -> Pc;
@@ -75,7 +126,7 @@ pub trait Reconvergence: Send {
     fn active_mask(&self) -> Mask;
     /// Lanes that have exited.
     fn exited_mask(&self) -> Mask;
-    fn step(&mut self, flow: Flow, frame_depth: u32) -> Result<Outcome, SimtError>;
+    fn step(&mut self, flow: Flow, ctx: &StepCtx) -> Result<Outcome, SimtError>;
     fn stack_depth(&self) -> usize;
     /// Feed the complete branching state into a hasher (for livelock detection).
     fn hash_state(&self, h: &mut dyn std::hash::Hasher);
@@ -84,4 +135,87 @@ pub trait Reconvergence: Send {
     /// The state in the formal report's notation (masks as bit strings, lane 0 leftmost):
     /// `α=10 stack=(diverge,01,4)::(sync,11,10)`.
     fn paper_state(&self, lanes: u32) -> String;
+    /// Lanes have their own pcs and wait for each other inside the warp (independent thread
+    /// scheduling): `bar.warp.sync` becomes `Flow::WarpSync`, a CTA barrier
+    /// `Flow::BarrierWait`, and CTA barrier arrivals are counted per thread, not per warp.
+    fn independent_threads(&self) -> bool {
+        false
+    }
+    /// The SM released CTA barrier `barid`: lanes of this warp waiting there may run again.
+    fn barrier_released(&mut self, _barid: usize) {}
+}
+
+/// The policy object for one warp whose lanes `valid` exist.
+pub fn make(sm: &SmConfig, valid: Mask, warp_size: u32) -> Box<dyn Reconvergence> {
+    match sm.reconvergence {
+        ReconvergenceKind::TokenStack => Box::new(TokenStack::new(valid, warp_size)),
+        ReconvergenceKind::PdomStack => Box::new(PdomStack::new(valid, warp_size)),
+        ReconvergenceKind::ConvergenceBarrier => Box::new(ConvergenceBarrier::new(
+            valid,
+            warp_size,
+            sm.convergence_barrier,
+        )),
+        ReconvergenceKind::MultiPath => Box::new(MultiPath::new(valid, warp_size)),
+        ReconvergenceKind::ThreadFrontiers => Box::new(ThreadFrontiers::new(valid, warp_size)),
+    }
+}
+
+/// All lanes of a warp of `warp_size`.
+pub(crate) fn lane_mask(warp_size: u32) -> Mask {
+    if warp_size >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << warp_size) - 1
+    }
+}
+
+/// The lanes of a mask, lowest first.
+pub(crate) fn lanes_of(mut m: Mask) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            return None;
+        }
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        Some(l)
+    })
+}
+
+/// A mask as a bit string, lane 0 leftmost (the formal report's notation).
+pub(crate) fn bits(m: Mask, lanes: u32) -> String {
+    (0..lanes)
+        .map(|l| if m >> l & 1 == 1 { '1' } else { '0' })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! A program-free step context for the policies' unit tests.
+    use super::*;
+
+    /// Static facts for one function of `n` instructions: IPDOMs and break targets as given,
+    /// priority = pc.
+    pub fn info(n: usize, ipdom: &[(Pc, Pc)], breaks: &[(Pc, Pc)]) -> ProgramInfo {
+        let mut f = FuncInfo {
+            ipdom: vec![NO_PC; n],
+            break_target: vec![NO_PC; n],
+            priority: (0..n as u32).collect(),
+        };
+        for &(pc, r) in ipdom {
+            f.ipdom[pc as usize] = r;
+        }
+        for &(pc, t) in breaks {
+            f.break_target[pc as usize] = t;
+        }
+        ProgramInfo { funcs: vec![f] }
+    }
+
+    pub fn ctx(info: &ProgramInfo, depth: u32) -> StepCtx<'_> {
+        StepCtx {
+            frame_depth: depth,
+            func: FuncId(0),
+            info,
+            long_latency: false,
+        }
+    }
 }

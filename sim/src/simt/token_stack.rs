@@ -1,7 +1,9 @@
 //! The formal model's warp-level branching (Habermaier 2011, §5.4, "CRS" rules and `unwind`),
-//! rule for rule. Lane 0 is bit 0 of every mask.
+//! rule for rule. Lane 0 is bit 0 of every mask. SIMT-Step variant (simt-step.md §4.3): P1 →
+//! CM: one path at a time, every warp instruction one collective step, reconvergence at the
+//! `ssy` targets placed at the immediate post-dominators.
 
-use super::{Flow, Mask, Outcome, Reason, Reconvergence, SimtError, TokenKind};
+use super::{Flow, Mask, Outcome, Reason, Reconvergence, SimtError, StepCtx, TokenKind};
 use gpusim_isa::Pc;
 use std::fmt::Write;
 use std::hash::Hash;
@@ -107,13 +109,15 @@ impl Reconvergence for TokenStack {
         self.stack.len()
     }
 
-    fn step(&mut self, flow: Flow, frame_depth: u32) -> Result<Outcome, SimtError> {
+    fn step(&mut self, flow: Flow, ctx: &StepCtx) -> Result<Outcome, SimtError> {
+        let frame_depth = ctx.frame_depth;
         let cont = Outcome::Active {
             popped_frame_depth: None,
         };
         match flow {
-            // (next)
-            Flow::Next => self.pc += 1,
+            // (next). `WarpSync`/`BarrierWait` are never produced for this policy (it has no
+            // independent threads).
+            Flow::Next | Flow::WarpSync(_) | Flow::BarrierWait(_) => self.pc += 1,
             // (ssy)/(preBrk)/(preRet): push (kind, α, target); α includes guard-false lanes.
             Flow::Push(kind, target) => {
                 self.stack.push(Token {
@@ -261,13 +265,25 @@ impl Reconvergence for TokenStack {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simt::{ProgramInfo, StepCtx};
+
+    static INFO: ProgramInfo = ProgramInfo { funcs: Vec::new() };
+
+    fn c(frame_depth: u32) -> StepCtx<'static> {
+        StepCtx {
+            frame_depth,
+            func: gpusim_isa::FuncId(0),
+            info: &INFO,
+            long_latency: false,
+        }
+    }
 
     /// T2 (Listing 5.5): lane 0 takes the branch; the trace of the digest, step by step.
     #[test]
     fn if_else_reconverges_as_the_paper_traces() {
         let mut w = TokenStack::new(0b11, 2);
         w.set_pc(1);
-        w.step(Flow::Push(TokenKind::Sync, 10), 0).unwrap(); // 2: ssy 10
+        w.step(Flow::Push(TokenKind::Sync, 10), &c(0)).unwrap(); // 2: ssy 10
         assert_eq!(w.pc(), 2);
         w.step(
             Flow::Jump {
@@ -275,16 +291,16 @@ mod tests {
                 taken: 0b01,
                 is_call: false,
             },
-            0,
+            &c(0),
         )
         .unwrap(); // 3: @p bra
         assert_eq!((w.pc(), w.active_mask(), w.stack_depth()), (6, 0b01, 2));
-        w.step(Flow::Next, 0).unwrap(); // 7: mul
+        w.step(Flow::Next, &c(0)).unwrap(); // 7: mul
         w.set_pc(8);
-        w.step(Flow::Sync, 0).unwrap(); // 9: sync pops diverge → pc 3+1
+        w.step(Flow::Sync, &c(0)).unwrap(); // 9: sync pops diverge → pc 3+1
         assert_eq!((w.pc(), w.active_mask(), w.stack_depth()), (3, 0b10, 1));
         w.set_pc(8);
-        w.step(Flow::Sync, 0).unwrap(); // sync pops the sync token
+        w.step(Flow::Sync, &c(0)).unwrap(); // sync pops the sync token
         assert_eq!((w.pc(), w.active_mask(), w.stack_depth()), (10, 0b11, 0));
     }
 
@@ -292,30 +308,30 @@ mod tests {
     fn uniform_exit_completes_and_break_with_empty_stack_is_an_error() {
         let mut w = TokenStack::new(0b111, 3);
         assert_eq!(
-            w.step(Flow::Disable(Reason::Exit, 0b111), 0).unwrap(),
+            w.step(Flow::Disable(Reason::Exit, 0b111), &c(0)).unwrap(),
             Outcome::Completed
         );
         let mut w = TokenStack::new(0b11, 2);
-        assert!(w.step(Flow::Disable(Reason::Break, 0b11), 0).is_err());
+        assert!(w.step(Flow::Disable(Reason::Break, 0b11), &c(0)).is_err());
     }
 
     /// T11.1: lanes that returned on the taken path are not woken by the sync token.
     #[test]
     fn returned_lanes_stay_disabled_until_the_call_token() {
         let mut w = TokenStack::new(0b11, 2);
-        w.step(Flow::Push(TokenKind::Call, 100), 0).unwrap();
-        w.step(Flow::Push(TokenKind::Sync, 50), 1).unwrap();
+        w.step(Flow::Push(TokenKind::Call, 100), &c(0)).unwrap();
+        w.step(Flow::Push(TokenKind::Sync, 50), &c(1)).unwrap();
         w.step(
             Flow::Jump {
                 target: 20,
                 taken: 0b01,
                 is_call: false,
             },
-            1,
+            &c(1),
         )
         .unwrap();
         // lane 0 returns uniformly for the active set: diverge pops, lane 1 runs
-        let o = w.step(Flow::Disable(Reason::Return, 0b01), 1).unwrap();
+        let o = w.step(Flow::Disable(Reason::Return, 0b01), &c(1)).unwrap();
         assert_eq!(
             o,
             Outcome::Active {
@@ -323,9 +339,9 @@ mod tests {
             }
         );
         assert_eq!(w.active_mask(), 0b10);
-        w.step(Flow::Sync, 1).unwrap(); // sync token: lane 0 masked out by δ
+        w.step(Flow::Sync, &c(1)).unwrap(); // sync token: lane 0 masked out by δ
         assert_eq!((w.active_mask(), w.pc()), (0b10, 50));
-        w.step(Flow::Disable(Reason::Return, 0b10), 1).unwrap();
+        w.step(Flow::Disable(Reason::Return, 0b10), &c(1)).unwrap();
         assert_eq!((w.active_mask(), w.pc()), (0b11, 100));
     }
 }

@@ -248,6 +248,74 @@ impl<'a> ExecEnv<'a> {
                     w.write(d.0, l, r & ty.mask());
                 }
             }
+            Op::CvtPack { dty, mods, d, a, b } => {
+                for l in lanes(exec) {
+                    let v = sem::convert_pack(*dty, *mods, self.val(w, a, l), self.val(w, b, l));
+                    w.write(d.0, l, v);
+                }
+            }
+            Op::Lop3 {
+                lut,
+                d,
+                a,
+                b,
+                c,
+                pred,
+            } => {
+                for l in lanes(exec) {
+                    let v = sem::lop3(
+                        *lut,
+                        self.val(w, a, l),
+                        self.val(w, b, l),
+                        self.val(w, c, l),
+                    );
+                    w.write(d.0, l, v);
+                    // p = (d != 0) BoolOp q (PTX ISA 8.x §9.7.7.6).
+                    if let Some((op, p, q)) = pred {
+                        let q = self.val(w, q, l) & 1 == 1;
+                        w.write(p.0, l, sem::combine(*op, v != 0, q) as u64);
+                    }
+                }
+            }
+            Op::Dot {
+                kind,
+                a_signed,
+                b_signed,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                for l in lanes(exec) {
+                    let v = sem::dot(
+                        *kind,
+                        *a_signed,
+                        *b_signed,
+                        self.val(w, a, l),
+                        self.val(w, b, l),
+                        self.val(w, c, l),
+                    );
+                    w.write(d.0, l, v);
+                }
+            }
+            Op::Testp { op, ty, p, a } => {
+                for l in lanes(exec) {
+                    let v = sem::testp(*op, *ty, self.val(w, a, l));
+                    w.write(p.0, l, v as u64);
+                }
+            }
+            Op::Isspacep { space, p, a } => {
+                // The windows are the simulator's generic address map (`crate::mem`); the
+                // .param window lies inside the .global one (PTX ISA 8.x `isspacep`).
+                for l in lanes(exec) {
+                    let (s, _) = decode_generic(self.val(w, a, l));
+                    let v = match space {
+                        Space::Global => matches!(s, Space::Global | Space::Param),
+                        other => s == *other,
+                    };
+                    w.write(p.0, l, v as u64);
+                }
+            }
             _ => unreachable!("`execute` dispatches only alu instructions here"),
         }
         Ok(())

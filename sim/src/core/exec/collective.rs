@@ -70,6 +70,18 @@ impl<'a> ExecEnv<'a> {
                     w.write(d.0, l, active);
                 }
             }
+            Op::Redux { op, ty, d, a, mask } => {
+                // The reduction runs over the executing lanes named in membermask (read from
+                // the first executing lane); every executing lane receives it. PTX leaves an
+                // executing lane outside membermask undefined.
+                if let Some(l0) = lanes(exec).next() {
+                    let members = exec & self.val(w, mask, l0);
+                    let v = sem::redux(*op, *ty, lanes(members).map(|l| self.val(w, a, l)));
+                    for l in lanes(exec) {
+                        w.write(d.0, l, v);
+                    }
+                }
+            }
             _ => unreachable!("`execute` dispatches only collective instructions here"),
         }
         Ok(())

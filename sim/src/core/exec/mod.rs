@@ -146,6 +146,9 @@ impl<'a> ExecEnv<'a> {
             SpecialReg::GridId => 0,
             SpecialReg::Clock => self.cycle & 0xFFFF_FFFF,
             SpecialReg::Clock64 | SpecialReg::GlobalTimer => self.cycle,
+            SpecialReg::ClockHi | SpecialReg::GlobalTimerHi => self.cycle >> 32,
+            SpecialReg::GlobalTimerLo => self.cycle & 0xFFFF_FFFF,
+            SpecialReg::WarpSz => w.warp_size as u64,
             SpecialReg::LanemaskEq => 1 << lane,
             SpecialReg::LanemaskLt => below(lane),
             SpecialReg::LanemaskLe => below(lane + 1),
@@ -263,14 +266,23 @@ impl<'a> ExecEnv<'a> {
             | Op::Selp { .. }
             | Op::Slct { .. }
             | Op::Cvt { .. }
-            | Op::Cvta { .. } => self.exec_alu(w, inst, exec)?,
+            | Op::CvtPack { .. }
+            | Op::Cvta { .. }
+            | Op::Lop3 { .. }
+            | Op::Dot { .. }
+            | Op::Testp { .. }
+            | Op::Isspacep { .. } => self.exec_alu(w, inst, exec)?,
             Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => self.exec_memory(w, inst, exec)?,
-            Op::Bar { .. } | Op::WarpSync { .. } | Op::Fence { .. } | Op::Nop => {
-                self.exec_sync(w, inst, exec, &mut out)?
-            }
-            Op::Shfl { .. } | Op::Vote { .. } | Op::Match { .. } | Op::ActiveMask { .. } => {
-                self.exec_collective(w, inst, exec)?
-            }
+            Op::Bar { .. }
+            | Op::WarpSync { .. }
+            | Op::Fence { .. }
+            | Op::Nop
+            | Op::Nanosleep { .. } => self.exec_sync(w, inst, exec, &mut out)?,
+            Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::ActiveMask { .. }
+            | Op::Redux { .. } => self.exec_collective(w, inst, exec)?,
             Op::Bra { .. }
             | Op::BrxIdx { .. }
             | Op::Call { .. }

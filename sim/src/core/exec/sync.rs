@@ -1,7 +1,15 @@
-//! Barriers and fences: the barrier operation is returned for the SM to apply; fences are
-//! no-ops on the functional memory (every access is performed at issue).
+//! Barriers, fences and `nanosleep`: the barrier operation is returned for the SM to apply;
+//! fences are no-ops on the functional memory (every access is performed at issue); a
+//! `nanosleep` keeps the warp from issuing for a bounded number of cycles.
 
 use super::*;
+
+/// The longest `nanosleep`, in cycles. PTX only bounds the sleep to [0, 2t] nanoseconds for a
+/// request of t ns (PTX ISA 8.x `nanosleep`); gpusim sleeps min(t, 32) cycles, which stays in
+/// that interval at any clock of 0.5 GHz or more. The instruction itself issues to the branch
+/// unit with the branch latency, and the warp cannot issue again before it wakes (the wait is
+/// counted as a `no_instruction` stall).
+pub const NANOSLEEP_CYCLES: u64 = 32;
 
 impl<'a> ExecEnv<'a> {
     pub(super) fn exec_sync(
@@ -56,18 +64,34 @@ impl<'a> ExecEnv<'a> {
                         preds: (exec, trues),
                         divergent: active != live,
                     });
+                    // Independent thread scheduling: only the arriving group waits.
+                    if w.simt.independent_threads() && !matches!(kind, BarKind::Arrive) {
+                        out.flow = Flow::BarrierWait(barid as usize);
+                    }
                 }
             }
             Op::WarpSync { mask } => {
                 if exec != 0 {
                     let l0 = exec.trailing_zeros() as usize;
                     let m = self.val(w, mask, l0) & w.valid;
-                    if m & !w.simt.active_mask() & !w.simt.exited_mask() != 0 {
+                    if w.simt.independent_threads() {
+                        // PTX ISA bar.warp.sync: wait for every non-exited lane of the mask.
+                        out.flow = Flow::WarpSync(m);
+                    } else if m & !w.simt.active_mask() & !w.simt.exited_mask() != 0 {
                         return Err(self.fault(w, inst, l0, FaultKind::BarrierDivergence, format!("bar.warp.sync mask {m:#x} names lanes that are not converged with this path (active {:#x})", w.simt.active_mask())));
                     }
                 }
             }
             Op::Fence { .. } | Op::Nop => {}
+            Op::Nanosleep { t } => {
+                // The warp sleeps min(t, NANOSLEEP_CYCLES) cycles, t taken as the smallest
+                // request among its executing lanes (the ISA lets a warp's sleepers wake
+                // together).
+                if let Some(t) = lanes(exec).map(|l| self.val(w, t, l) & 0xFFFF_FFFF).min() {
+                    let wake = self.cycle + t.min(NANOSLEEP_CYCLES);
+                    w.fetch_ready = w.fetch_ready.max(wake);
+                }
+            }
             _ => unreachable!("`execute` dispatches only sync instructions here"),
         }
         Ok(())
