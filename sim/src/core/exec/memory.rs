@@ -23,20 +23,8 @@ impl<'a> ExecEnv<'a> {
             } => {
                 let size = ty.size();
                 for l in lanes(exec) {
-                    let (sp, base) = self.effective(w, *space, addr, l);
-                    if base % (size as u64 * src.len as u64) != 0 {
-                        return Err(self.fault(
-                            w,
-                            inst,
-                            l,
-                            FaultKind::Misaligned,
-                            format!(
-                                "misaligned {}-byte {} store at {base:#x}",
-                                size * src.len as u32,
-                                sp.name()
-                            ),
-                        ));
-                    }
+                    let (sp, base) =
+                        self.vector_base(w, inst, l, *space, addr, size * src.len as u32, "store")?;
                     for (i, s) in src.as_slice().iter().enumerate() {
                         let v = self.val(w, s, l);
                         let at = Access {
@@ -251,20 +239,8 @@ impl<'a> ExecEnv<'a> {
         let size = ty.size();
         let f = self.prog.module.function(w.func());
         for l in lanes(exec) {
-            let (sp, base) = self.effective(w, space, addr, l);
-            if base % (size as u64 * d.len as u64) != 0 {
-                return Err(self.fault(
-                    w,
-                    inst,
-                    l,
-                    FaultKind::Misaligned,
-                    format!(
-                        "misaligned {}-byte {} load at {base:#x}",
-                        size * d.len as u32,
-                        sp.name()
-                    ),
-                ));
-            }
+            let (sp, base) =
+                self.vector_base(w, inst, l, space, addr, size * d.len as u32, "load")?;
             for (i, r) in d.as_slice().iter().enumerate() {
                 let at = Access {
                     lane: l,
@@ -281,6 +257,27 @@ impl<'a> ExecEnv<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The space and first address of a (vector) access of `bytes` bytes, which must be
+    /// aligned to its whole size (PTX ISA: vector accesses are aligned to the vector size).
+    #[allow(clippy::too_many_arguments)]
+    fn vector_base(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        lane: usize,
+        space: Space,
+        addr: &Address,
+        bytes: u32,
+        what: &str,
+    ) -> Result<(Space, u64), Fault> {
+        let (sp, base) = self.effective(w, space, addr, lane);
+        if base % bytes as u64 != 0 {
+            let msg = format!("misaligned {bytes}-byte {} {what} at {base:#x}", sp.name());
+            return Err(self.fault(w, inst, lane, FaultKind::Misaligned, msg));
+        }
+        Ok((sp, base))
     }
 
     /// For a global fault: the allocation nearest to `addr`, so the user sees which buffer the
