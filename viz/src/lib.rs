@@ -75,8 +75,11 @@ fn draw<DB: DrawingBackend>(
     }
 }
 
-/// (kernel name, [(state, warp-cycles)]) for every kernel in the document.
-pub fn stall_table(stats: &Value) -> Result<Vec<(String, Vec<(String, u64)>)>, VizError> {
+/// One launch's row of the stall chart: kernel name and (state, warp-cycles) pairs.
+pub type StallRow = (String, Vec<(String, u64)>);
+
+/// The stall rows of every kernel launch in the document.
+pub fn stall_table(stats: &Value) -> Result<Vec<StallRow>, VizError> {
     let kernels = stats["kernels"]
         .as_array()
         .ok_or_else(|| VizError::Input("stats JSON has no `kernels` list".into()))?;
