@@ -480,6 +480,54 @@ pub enum TestpOp {
     Subnormal,
 }
 
+/// Shapes of `mma.sync` (PTX ISA 9.0 §9.7.14.5.14 `mma`): M×N×K of D = A·B + C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaShape {
+    /// `.m16n8k8`
+    M16n8k8,
+    /// `.m16n8k16`
+    M16n8k16,
+}
+
+impl MmaShape {
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaShape::M16n8k8 => "m16n8k8",
+            MmaShape::M16n8k16 => "m16n8k16",
+        }
+    }
+    /// The reduction dimension K (M = 16 and N = 8 for every supported shape).
+    pub fn k(self) -> usize {
+        match self {
+            MmaShape::M16n8k8 => 8,
+            MmaShape::M16n8k16 => 16,
+        }
+    }
+}
+
+/// Element type of the multiplicands A and B of `mma` (both the same here); the accumulators
+/// C and D are `.f32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaType {
+    /// `.f16`: two per `.b32` register (`.f16x2`), element 0 in the low half
+    F16,
+    /// `.bf16`: two per `.b32` register, element 0 in the low half
+    Bf16,
+    /// `.tf32`: one per `.b32` register, laid out as an f32 (PTX ISA: alternate floating-point
+    /// data formats)
+    Tf32,
+}
+
+impl MmaType {
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaType::F16 => "f16",
+            MmaType::Bf16 => "bf16",
+            MmaType::Tf32 => "tf32",
+        }
+    }
+}
+
 /// A source operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Operand {
@@ -779,6 +827,17 @@ pub enum Op {
     /// `nanosleep.u32 t`: no value; the warp sleeps (see the simulator's timing).
     Nanosleep {
         t: Operand,
+    },
+    /// `mma.sync.aligned.shape.row.col.f32.ty.ty.f32 d, a, b, c`: a warp-wide D = A·B + C on
+    /// fragments spread over the 32 lanes (PTX ISA 9.0 §9.7.14.5). d and c are 4 `.f32`
+    /// registers; a and b hold `ty` elements (see `semantics::mma_regs` for their counts).
+    Mma {
+        shape: MmaShape,
+        ty: MmaType,
+        d: RegVec,
+        a: RegVec,
+        b: RegVec,
+        c: RegVec,
     },
     /// `cvt.frnd{.relu}.{f16x2,bf16x2}.f32 d, a, b`: a converted into the upper half, b into
     /// the lower half.

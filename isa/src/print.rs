@@ -825,6 +825,28 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             format!("isspacep.{} {}, {};", space.name(), r(*p), o(a, Type::U64))
         }
         Op::Nanosleep { t } => format!("nanosleep.u32 {};", o(t, Type::U32)),
+        Op::Mma {
+            shape,
+            ty,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let v = |x: &RegVec| {
+                let rs: Vec<String> = x.as_slice().iter().map(|y| r(*y)).collect();
+                format!("{{{}}}", rs.join(", "))
+            };
+            format!(
+                "mma.sync.aligned.{}.row.col.f32.{t}.{t}.f32 {}, {}, {}, {};",
+                shape.name(),
+                v(d),
+                v(a),
+                v(b),
+                v(c),
+                t = ty.name()
+            )
+        }
         Op::CvtPack { dty, mods, d, a, b } => format!(
             "cvt{}.{}.f32 {}, {}, {};",
             mods_suffix(mods),

@@ -1,8 +1,9 @@
 //! Reconvergence policies end to end (`sm.reconvergence`): every policy computes the same
 //! memory on every race-free trace while cycles and SIMD efficiency differ, every policy is
 //! deterministic, and `convergence-barrier` (independent thread scheduling) finishes the
-//! spin-lock that livelocks the stack-based policies, reaches barriers group by group and
-//! waits at `bar.warp.sync` for its mask.
+//! spin-lock that livelocks the stack-based policies, reaches barriers group by group, waits
+//! at `bar.warp.sync` for its mask, and runs a `.sync` collective once for every live thread
+//! of its membermask.
 
 use gpusim::{run_manifest, RunError, RunOutput};
 use std::path::{Path, PathBuf};
@@ -202,6 +203,7 @@ fn every_policy_is_deterministic() {
         "semantics/t4_nested_ret/t4_nested_ret",
         "semantics/t11_6_partial_warp/t11_6_partial_warp",
         "policies/its_divergent_barriers/its_divergent_barriers",
+        "policies/its_collectives/its_collectives",
     ];
     let mut cases: Vec<(&str, &str, Option<&str>)> = Vec::new();
     for t in traces {
@@ -281,17 +283,55 @@ fn convergence_barrier_finishes_the_spin_lock() {
     }
 }
 
-/// The independent-thread-scheduling traces (`traces/policies`): `bar.sync`/`bar.red` reached
-/// group by group, a group waiting at `bar.sync` while the rest of its warp exits, and
+/// The barrier traces of `traces/policies` (the others are the collective traces of
+/// `sync_collectives_wait_for_their_members`).
+const BARRIER_TRACES: [&str; 3] = [
+    "its_divergent_barriers",
+    "its_exit_after_barrier",
+    "its_warp_sync",
+];
+
+/// The `.sync` collective traces of `traces/policies`.
+const COLLECTIVE_TRACES: [&str; 3] = [
+    "its_collective_deadlock",
+    "its_collective_exited",
+    "its_collectives",
+];
+
+fn policy_trace(t: &str) -> PathBuf {
+    traces_root().join(format!("policies/{t}/{t}.yaml"))
+}
+
+/// A buffer of a run as i32 values.
+fn i32s(o: &RunOutput, buffer: &str) -> Vec<i32> {
+    let b = &o.buffers.iter().find(|b| b.0 == buffer).unwrap().3;
+    b.chunks(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// The independent-thread-scheduling barrier traces (`traces/policies`): `bar.sync`/`bar.red`
+/// reached group by group, a group waiting at `bar.sync` while the rest of its warp exits, and
 /// `bar.warp.sync` on both sides of a branch. They pass under convergence-barrier (their
 /// manifests select it) and are faults for the lockstep token stack.
 #[test]
 fn independent_thread_scheduling_traces() {
     let mut list = Vec::new();
     manifests(&traces_root().join("policies"), &mut list);
-    assert_eq!(list.len(), 3);
-    for m in &list {
-        let t = name(m);
+    let mut names: Vec<String> = list.iter().map(|m| name(m)).collect();
+    names.sort();
+    let mut known: Vec<&str> = BARRIER_TRACES
+        .iter()
+        .chain(&COLLECTIVE_TRACES)
+        .copied()
+        .collect();
+    known.sort();
+    assert_eq!(
+        names, known,
+        "every trace of traces/policies is tested here"
+    );
+    for t in BARRIER_TRACES {
+        let m = &policy_trace(t);
         let o = run_manifest(m, None, &[]).unwrap_or_else(|e| panic!("{t}: {e}"));
         assert!(o.failures.is_empty(), "{t}: {:?}", o.failures);
         match run(m, "token-stack", None) {
@@ -300,6 +340,163 @@ fn independent_thread_scheduling_traces() {
             Ok(_) => panic!("{t} under token-stack: expected a barrier-divergence fault"),
         }
     }
+}
+
+/// `.sync` collectives under convergence-barrier (independent thread scheduling, sm_70
+/// modules) wait for every live thread of their membermask and then run once for all of them:
+/// with the full mask on both sides of an if/else, shfl.sync, vote.sync and match.sync give
+/// the converged results (`its_collectives`, values from its_collectives.py), exited lanes of
+/// the mask are not waited for (`its_collective_exited`), each lane of a collective issued for
+/// both sides obeys its own instruction's guard (`gballot`), and a mask naming threads that never
+/// arrive is a deadlock the simulator reports (`its_collective_deadlock`), under every switch
+/// rule. The lockstep policies run each collective with the active half of the warp: a shuffle
+/// from a lane of the other side reads that lane's register as this side's instruction names it
+/// (0 where the other side never wrote it), ballots and matches see only their own side.
+#[test]
+fn sync_collectives_wait_for_their_members() {
+    let rules = [None, Some(SWITCH_RULES[0]), Some(SWITCH_RULES[1])];
+    for t in ["its_collectives", "its_collective_exited"] {
+        for extra in rules {
+            let o = run(&policy_trace(t), "convergence-barrier", extra)
+                .unwrap_or_else(|e| panic!("{t} under {extra:?}: {e}"));
+            assert!(
+                o.failures.is_empty(),
+                "{t} under {extra:?}: {:?}",
+                o.failures
+            );
+        }
+    }
+    let lanes = 0..32i32;
+    for p in [
+        "token-stack",
+        "pdom-stack",
+        "multi-path",
+        "thread-frontiers",
+    ] {
+        let o = run(&policy_trace("its_collectives"), p, None).unwrap();
+        assert_eq!(
+            i32s(&o, "shfl"),
+            lanes
+                .clone()
+                .map(|l| if l < 16 { 3 * (l ^ 16) + 1 } else { 0 })
+                .collect::<Vec<_>>(),
+            "its_collectives under {p}"
+        );
+        assert_eq!(
+            i32s(&o, "ballot"),
+            lanes
+                .clone()
+                .map(|l| if l < 16 { 0xAAAA } else { 0x1111_0000 })
+                .collect::<Vec<_>>(),
+            "its_collectives under {p}"
+        );
+        assert_eq!(
+            i32s(&o, "match"),
+            lanes
+                .clone()
+                .map(|l| if l < 16 { 0x1111 } else { 0x1111_0000 } << (l & 3))
+                .collect::<Vec<_>>(),
+            "its_collectives under {p}"
+        );
+        assert_eq!(
+            i32s(&o, "gballot"),
+            lanes
+                .clone()
+                .map(|l| match l {
+                    0..=15 => 0xFFFF,
+                    _ if l % 4 == 0 => 0x1111_0000,
+                    _ => -2,
+                })
+                .collect::<Vec<_>>(),
+            "its_collectives under {p}"
+        );
+        let failed: Vec<&str> = o.failures.iter().map(|f| f.buffer.as_str()).collect();
+        assert_eq!(failed, ["shfl", "ballot", "match", "gballot"], "{p}");
+        let o = run(&policy_trace("its_collective_exited"), p, None).unwrap();
+        assert_eq!(
+            i32s(&o, "shfl"),
+            lanes
+                .clone()
+                .map(|l| match l {
+                    0..=7 | 16..=23 => 0,
+                    8..=15 => 5 * (l + 8),
+                    _ => -1,
+                })
+                .collect::<Vec<_>>(),
+            "its_collective_exited under {p}"
+        );
+        assert_eq!(
+            i32s(&o, "ballot"),
+            lanes
+                .clone()
+                .map(|l| match l {
+                    0..=7 => 0xAA,
+                    8..=23 => 0xAA_AA00,
+                    _ => -1,
+                })
+                .collect::<Vec<_>>(),
+            "its_collective_exited under {p}"
+        );
+    }
+    let m = policy_trace("its_collective_deadlock");
+    for extra in rules {
+        let o = run(&m, "convergence-barrier", extra).unwrap();
+        assert!(o.failures.is_empty(), "{extra:?}: {:?}", o.failures);
+        let f = o.expected_fault.expect("the manifest expects a deadlock");
+        assert_eq!(f.kind.name(), "deadlock", "{extra:?}");
+        assert!(
+            f.message.contains("independent thread scheduling deadlock"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.details.iter().any(|d| d.contains(".sync collective")),
+            "{:?}",
+            f.details
+        );
+    }
+    // The lockstep token stack runs the vote with lanes 0..15 and completes.
+    let o = run(&m, "token-stack", None).unwrap();
+    assert!(o.expected_fault.is_none());
+    let failed: Vec<&str> = o.failures.iter().map(|f| f.buffer.as_str()).collect();
+    assert_eq!(failed, ["(expect_fault)"]);
+    assert_eq!(
+        i32s(&o, "out"),
+        lanes
+            .map(|l| if l < 16 { 0x5555 } else { 7 })
+            .collect::<Vec<_>>()
+    );
+}
+
+/// Only modules for sm_70 or higher wait at `.sync` collectives: for `.target sm_6x` or below
+/// PTX requires the member threads to execute the instruction converged (and the IR does not
+/// tell a legacy `vote`/`shfl` from `.sync` with a full mask), so there convergence-barrier
+/// runs the collective with the current group, like the lockstep policies.
+#[test]
+fn sync_collectives_before_sm_70_run_with_the_group() {
+    let dir = std::env::temp_dir().join(format!("gpusim_its_sm52_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = traces_root().join("policies/its_collectives");
+    let ptx = std::fs::read_to_string(src.join("its_collectives.ptx")).unwrap();
+    assert!(ptx.contains(".target sm_70"));
+    std::fs::write(
+        dir.join("its_collectives.ptx"),
+        ptx.replace(".target sm_70", ".target sm_52"),
+    )
+    .unwrap();
+    std::fs::copy(
+        src.join("its_collectives.yaml"),
+        dir.join("its_collectives.yaml"),
+    )
+    .unwrap();
+    let m = dir.join("its_collectives.yaml");
+    let its = run(&m, "convergence-barrier", None).unwrap();
+    let lockstep = run(&m, "token-stack", None).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    for b in ["shfl", "ballot", "match", "side", "gballot"] {
+        assert_eq!(i32s(&its, b), i32s(&lockstep, b), "{b}");
+    }
+    assert!(!its.failures.is_empty());
 }
 
 /// `sm.reconvergence` names a policy; a wrong name lists the choices. The convergence-barrier

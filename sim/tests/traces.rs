@@ -89,6 +89,12 @@ fn microbench_traces() {
     run_all("microbench");
 }
 
+/// Warp-level `mma.sync` (f16, bf16, tf32) against NumPy's matrix products.
+#[test]
+fn tensor_traces() {
+    run_all("tensor");
+}
+
 /// Reconvergence-policy traces (their manifests select the policy; see `tests/policies.rs`).
 #[test]
 fn policy_traces() {
@@ -125,5 +131,6 @@ fn traces_on_every_config() {
         run_all_with("semantics", Some(&cfg), &[]);
         run_all_with("microbench", Some(&cfg), &[]);
         run_all_with("isa", Some(&cfg), &[]);
+        run_all_with("tensor", Some(&cfg), &[]);
     }
 }

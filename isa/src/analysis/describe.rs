@@ -298,6 +298,7 @@ fn mnemonic(op: &Op) -> &'static str {
         Op::Testp { .. } => "testp",
         Op::Isspacep { .. } => "isspacep",
         Op::Nanosleep { .. } => "nanosleep",
+        Op::Mma { .. } => "mma.sync",
         Op::CvtPack { .. } => "cvt",
         Op::Nop => "nop",
         Op::Bfind { .. } => "bfind",

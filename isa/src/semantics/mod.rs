@@ -30,17 +30,21 @@
 //! - `.relu` (`fma` and `cvt` to f16/bf16, integer `max`/`min`) turns every negative result,
 //!   -0.0 included, into +0 and keeps NaN as the canonical NaN.
 //! - `fns` with a base above 31 (undefined in PTX) returns 0xFFFFFFFF.
+//! - `mma` (a function of the whole warp's fragments, `mma.rs`) sums each dot product in f64 in
+//!   k order after C and rounds once to f32; tf32 inputs ignore their low 13 bits.
 
 mod bits;
 mod carry;
 mod convert;
 mod float;
 mod int;
+mod mma;
 mod newer;
 mod rounding;
 
 pub use bits::{bfind, shf};
 pub use carry::carry_op;
+pub use mma::{mma, mma_regs, MMA_LANES};
 pub use newer::{bmsk, dot, fns, lop3, redux, szext, testp};
 
 use crate::ir::{ArithOp, AtomOp, BoolOp, Cmp, Mods, Type};

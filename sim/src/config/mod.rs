@@ -170,6 +170,9 @@ pub struct UnitsConfig {
     pub sfu: UnitConfig,
     pub branch: UnitConfig,
     pub ldst: MemUnitConfig,
+    /// Tensor cores: one `mma.sync` warp instruction each (latency and issue interval per
+    /// `mma`, whatever its shape).
+    pub tensor: UnitConfig,
 }
 
 /// Cycles from issue until a loaded value may be read, per memory space (the memory
@@ -278,6 +281,7 @@ impl Config {
             ("sm.units.fp64", u.fp64),
             ("sm.units.sfu", u.sfu),
             ("sm.units.branch", u.branch),
+            ("sm.units.tensor", u.tensor),
         ] {
             if unit.count == 0 || unit.count > 64 || unit.issue_interval == 0 || unit.latency == 0 {
                 return Err((
@@ -334,5 +338,15 @@ mod tests {
     fn override_changes_value() {
         let c = Config::from_yaml("t", TINY_YAML, &[("sm.warp_size".into(), "4".into())]).unwrap();
         assert_eq!(c.sm.warp_size, 4);
+    }
+
+    /// The tensor unit is validated like the others: no zero count, latency or interval.
+    #[test]
+    fn zero_tensor_unit_is_rejected() {
+        for field in ["count", "latency", "issue_interval"] {
+            let key = format!("sm.units.tensor.{field}");
+            let e = Config::from_yaml("t", TINY_YAML, &[(key, "0".into())]).unwrap_err();
+            assert_eq!(e.path, "sm.units.tensor", "{field}: {e}");
+        }
     }
 }

@@ -234,6 +234,13 @@ pub fn deps_of(inst: &Inst) -> Deps {
             d.write(*r);
         }
         Op::Nanosleep { t } => d.op(t),
+        // guard + a (4) + b (2) + c (4) = 11 reads; d: 4 writes.
+        Op::Mma { d: rd, a, b, c, .. } => {
+            for r in a.as_slice().iter().chain(b.as_slice()).chain(c.as_slice()) {
+                d.read(*r);
+            }
+            rd.as_slice().iter().for_each(|r| d.write(*r));
+        }
         Op::BrxIdx { index, .. } => d.op(index),
         Op::Call { callee, args, .. } => {
             if let Callee::Indirect { reg, .. } = callee {

@@ -12,6 +12,8 @@ pub enum Class {
     Fp32,
     Fp64,
     Sfu,
+    /// `mma.sync` on the tensor unit.
+    Tensor,
     Branch,
     Shared,
     Global,
@@ -31,16 +33,20 @@ pub enum Unit {
     Sfu,
     Branch,
     LdSt,
+    /// Tensor cores (`mma.sync`).
+    Tensor,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 6] = [
+    /// In index order (`Unit as usize`, the order of `stats::UNIT_NAMES`).
+    pub const ALL: [Unit; crate::stats::N_UNITS] = [
         Unit::Int,
         Unit::Fp32,
         Unit::Fp64,
         Unit::Sfu,
         Unit::Branch,
         Unit::LdSt,
+        Unit::Tensor,
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,6 +57,7 @@ impl Unit {
             Unit::Sfu => "sfu",
             Unit::Branch => "branch",
             Unit::LdSt => "ldst",
+            Unit::Tensor => "tensor",
         }
     }
 
@@ -63,6 +70,7 @@ impl Unit {
             Unit::Sfu => (u.sfu.count, u.sfu.issue_interval),
             Unit::Branch => (u.branch.count, u.branch.issue_interval),
             Unit::LdSt => (u.ldst.count, u.ldst.issue_interval),
+            Unit::Tensor => (u.tensor.count, u.tensor.issue_interval),
         }
     }
 }
@@ -75,6 +83,7 @@ impl Class {
             Class::Fp32 => Unit::Fp32,
             Class::Fp64 => Unit::Fp64,
             Class::Sfu => Unit::Sfu,
+            Class::Tensor => Unit::Tensor,
             Class::Branch | Class::Barrier => Unit::Branch,
             Class::Shared
             | Class::Global
@@ -98,6 +107,7 @@ impl Class {
             Class::Fp32 => u.fp32.latency,
             Class::Fp64 => u.fp64.latency,
             Class::Sfu => u.sfu.latency,
+            Class::Tensor => u.tensor.latency,
             Class::Branch => u.branch.latency,
             Class::Shared => l.shared,
             Class::Global => l.global,
@@ -138,6 +148,7 @@ fn class_of(op: &Op) -> Class {
         Op::Setp { ty, .. } | Op::Set { sty: ty, .. } if ty.is_float() => Class::Fp32,
         Op::Ld { space, .. } | Op::St { space, .. } => mem(*space),
         Op::Atom { .. } => Class::Atomic,
+        Op::Mma { .. } => Class::Tensor,
         Op::Bar { .. } | Op::WarpSync { .. } | Op::Fence { .. } => Class::Barrier,
         Op::Bra { .. }
         | Op::BrxIdx { .. }
@@ -214,6 +225,11 @@ pub struct Program {
     /// Static reconvergence facts of the tokenised functions (IPDOMs, break targets,
     /// thread-frontier priorities) for the reconvergence policies.
     pub reconv: crate::simt::ProgramInfo,
+    /// The module targets sm_70 or higher, so under independent thread scheduling a `.sync`
+    /// collective waits for the threads of its membermask (PTX ISA, shfl.sync/vote.sync: for
+    /// `.target sm_6x` or below the member threads must execute it in convergence, and only
+    /// there may `shfl`/`vote` appear without `.sync`, which the IR reads as a full mask).
+    pub member_mask_waits: bool,
 }
 
 impl Program {
@@ -264,11 +280,13 @@ impl Program {
             }
         }
         let reconv = crate::simt::ProgramInfo::analyze(&module);
+        let member_mask_waits = sm_version(&module.target).is_some_and(|v| v >= 70);
         Ok(Program {
             module,
             funcs,
             locs,
             reconv,
+            member_mask_waits,
         })
     }
 
@@ -299,5 +317,28 @@ impl Program {
             out[off..off + n].copy_from_slice(&s.init[..n]);
         }
         out
+    }
+}
+
+/// The compute capability of a `.target` list (`sm_70`, `sm_90a, debug`): the number of its
+/// first `sm_NN` entry.
+fn sm_version(target: &str) -> Option<u32> {
+    target
+        .split(',')
+        .filter_map(|t| t.trim().strip_prefix("sm_"))
+        .map(|t| t.trim_end_matches(|c: char| c.is_ascii_alphabetic()))
+        .find_map(|t| t.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sm_version;
+
+    #[test]
+    fn target_compute_capability() {
+        assert_eq!(sm_version("sm_70"), Some(70));
+        assert_eq!(sm_version("sm_90a"), Some(90));
+        assert_eq!(sm_version("sm_52, debug"), Some(52));
+        assert_eq!(sm_version("compute_70"), None);
     }
 }

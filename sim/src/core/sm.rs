@@ -301,7 +301,19 @@ impl Sm {
         let class = sh.prog.funcs[f.0 as usize].class[pc];
         let lat = class.latency(sh.cfg) as u64;
         let deps = &sh.prog.funcs[f.0 as usize].deps[pc];
-        w.set_ready(deps.writes(), cycle + lat.max(1), class.is_long());
+        if w.simt.split_issue() {
+            // A released `.sync` collective: each lane wrote the destinations of the matching
+            // instruction at its own pc.
+            let active = w.simt.active_mask();
+            for l in (0..w.warp_size as usize).filter(|l| active >> l & 1 == 1) {
+                let at = w.simt.lane_pc(l) as usize;
+                let writes = sh.prog.funcs[f.0 as usize].deps[at].writes();
+                w.set_ready(writes, cycle + lat.max(1), class.is_long());
+            }
+        } else if !matches!(ex.flow, Flow::CollectiveWait { .. }) {
+            // (A collective that waits for its members writes nothing yet.)
+            w.set_ready(deps.writes(), cycle + lat.max(1), class.is_long());
+        }
         w.instructions += 1;
         ctx.stats.warp_instructions += 1;
         ctx.stats.thread_instructions += ex.lanes.count_ones() as u64;
@@ -386,6 +398,17 @@ impl Sm {
             Ok(Outcome::Completed) => {
                 w.state = WarpState::Completed;
                 done.completed = true;
+            }
+            Ok(Outcome::Deadlocked) => {
+                let mut f = Fault::new(
+                    FaultKind::Deadlock,
+                    format!(
+                        "independent thread scheduling deadlock: every live thread of warp {} of CTA {:?} waits at a convergence barrier, bar.warp.sync or .sync collective for threads of its warp that cannot arrive (last issued: {}:{} in kernel `{}`)",
+                        w.warp_in_cta, cta.ctaid, sh.prog.module.file, inst.span.line, sh.geom.kernel
+                    ),
+                );
+                f.details = vec![w.simt.describe()];
+                return Err(f);
             }
             Err(e) => {
                 return Err(Fault::new(

@@ -5,7 +5,8 @@
 //! a thread group, is one atomic step in our functional memory. With a yielding switch rule a
 //! barrier can clear before all its threads arrive (the patent's yield), so threads may stay
 //! split after a merge block; an execution that then runs a collective with the split group
-//! is outside CM (P4-like, simt-step.md §4.3).
+//! is outside CM (P4-like, simt-step.md §4.3). A `.sync` collective of an sm_70 module does not
+//! run split: it waits for the live threads of its membermask.
 //!
 //! Every thread has its own pc. Threads at the same pc form a group; the warp issues one group
 //! at a time, and groups that reach the same pc merge. Tokens become barrier instructions:
@@ -17,7 +18,13 @@
 //! - `preRet` needs no barrier: a call records its return address (the instruction after the
 //!   call); `ret` leaves the callee's barriers and returns there.
 //! - `bar.warp.sync m` waits until every non-exited thread of m has reached a
-//!   `bar.warp.sync`; `.sync` collectives run with the threads of the current group.
+//!   `bar.warp.sync`.
+//! - A `.sync` collective (`shfl`, `vote`, `match`, `redux`) of a module for sm_70 or higher
+//!   whose group does not hold every non-exited thread of its membermask waits at the
+//!   instruction (`Flow::CollectiveWait`) until they all wait at a matching collective (same
+//!   operation and membermask, possibly at another pc, e.g. the other side of an if/else); it
+//!   then issues once for all of them, each lane with the operands of its own instruction, and
+//!   each lane goes on after its own instruction.
 //! - `bar.sync`/`bar.red`: the group waits at the CTA barrier; arrivals are counted per
 //!   thread (`Cta`), so a diverged warp may arrive group by group.
 //!
@@ -54,6 +61,12 @@ pub enum Status {
     WarpSync(Mask),
     /// Waiting at CTA barrier `n`.
     Cta(u8),
+    /// Waiting at a `.sync` collective (pc unchanged) for the other non-exited lanes of
+    /// `members` to wait at a matching one (`key`: the operation).
+    Collective {
+        members: Mask,
+        key: u64,
+    },
 }
 
 /// An entry of a thread's construct stack.
@@ -102,6 +115,9 @@ pub struct ConvergenceBarrier {
     /// Instructions issued by the current group since it was chosen.
     run_len: u32,
     clock: u64,
+    /// The current group is a released `.sync` collective: its lanes may sit at matching
+    /// collectives at different pcs, and each goes on after its own.
+    released: bool,
 }
 
 impl ConvergenceBarrier {
@@ -134,6 +150,7 @@ impl ConvergenceBarrier {
             cur_pc: 0,
             run_len: 0,
             clock: 0,
+            released: false,
         }
     }
 
@@ -279,6 +296,39 @@ impl ConvergenceBarrier {
         }
     }
 
+    /// Release the first `.sync` collective (lowest waiting lane first) whose non-exited
+    /// members all wait, at the deepest call depth, at a matching collective (same operation)
+    /// with the same non-exited members: its waiting lanes become the current group, at the pc
+    /// of the lowest one, and issue it once. Returns whether one was released.
+    fn release_collective(&mut self) -> bool {
+        let d = self.top_depth;
+        let waiting = self.mask_where(|l| {
+            self.depth[l] == d && matches!(self.status[l], Status::Collective { .. })
+        });
+        for l in lanes_of(waiting) {
+            let Status::Collective { members, key } = self.status[l] else {
+                continue;
+            };
+            let need = members & !self.exited;
+            let set = lanes_of(waiting)
+                .filter(|&k| {
+                    matches!(self.status[k], Status::Collective { members: m, key: k2 }
+                        if k2 == key && m & !self.exited == need)
+                })
+                .fold(0, |m, k| m | 1 << k);
+            if need & !set == 0 {
+                for k in lanes_of(set) {
+                    self.set_status(k, Status::Ready);
+                }
+                self.cur = set;
+                self.cur_pc = self.pc[l];
+                self.released = true;
+                return true;
+            }
+        }
+        false
+    }
+
     /// The deepest call depth of a live thread.
     fn max_depth(&self) -> u32 {
         lanes_of(self.lanes & !self.exited)
@@ -351,6 +401,12 @@ impl Reconvergence for ConvergenceBarrier {
     fn independent_threads(&self) -> bool {
         true
     }
+    fn split_issue(&self) -> bool {
+        self.released
+    }
+    fn lane_pc(&self, l: usize) -> Pc {
+        self.pc[l]
+    }
 
     fn step(&mut self, flow: Flow, ctx: &StepCtx) -> Result<Outcome, SimtError> {
         let (g, pc) = (self.cur, self.cur_pc);
@@ -362,6 +418,10 @@ impl Reconvergence for ConvergenceBarrier {
             self.stamp[l] = self.clock;
         }
         self.yielded &= !g;
+        let released = std::mem::take(&mut self.released);
+        if released && !matches!(flow, Flow::Next | Flow::CollectiveWait { .. }) {
+            return Err(self.err("a released `.sync` collective changed control flow"));
+        }
         let mut prefer = Some(pc + 1);
         let mut backward = false;
         let mut sync_state = false;
@@ -374,6 +434,12 @@ impl Reconvergence for ConvergenceBarrier {
                 | Flow::Multi { is_call: true, .. }
         );
         match flow {
+            // A released collective: every lane goes on after its own instruction.
+            Flow::Next if released => {
+                for l in lanes_of(g) {
+                    self.pc[l] += 1;
+                }
+            }
             Flow::Next | Flow::Push(TokenKind::Call, _) => {
                 self.move_to(g, pc + 1);
                 whole = Some(pc + 1);
@@ -515,6 +581,14 @@ impl Reconvergence for ConvergenceBarrier {
                     self.set_status(l, Status::Cta(barid as u8));
                 }
             }
+            // The collective did not execute: the lanes wait at it (their pcs stay).
+            Flow::CollectiveWait { members, key } => {
+                for l in lanes_of(g) {
+                    self.set_status(l, Status::Collective { members, key });
+                }
+                prefer = None;
+                sync_state = true;
+            }
         }
         // Yield (patent US 10,067,768): the group's threads count as arrived at their barriers
         // until they run again, and another group gets the warp.
@@ -552,11 +626,13 @@ impl Reconvergence for ConvergenceBarrier {
             self.check_barriers();
             self.check_warp_syncs();
         }
-        let found = if yielding {
-            self.select(None, 0, g)
-        } else {
-            self.select(prefer, g, 0)
-        };
+        // A collective whose members have all arrived issues next.
+        let found = ((sync_state || released) && self.release_collective())
+            || if yielding {
+                self.select(None, 0, g)
+            } else {
+                self.select(prefer, g, 0)
+            };
         self.run_len = if found && !yielding && !alone && self.cur & g != 0 {
             self.run_len + 1
         } else {
@@ -582,9 +658,8 @@ impl Reconvergence for ConvergenceBarrier {
                 barriers,
             });
         }
-        Err(self.err(
-            "independent thread scheduling deadlock: every live thread waits at a convergence barrier or bar.warp.sync that cannot complete",
-        ))
+        // Every live thread waits for threads of its own warp that cannot arrive.
+        Ok(Outcome::Deadlocked)
     }
 
     fn barrier_released(&mut self, barid: usize) {
@@ -593,9 +668,12 @@ impl Reconvergence for ConvergenceBarrier {
                 self.set_status(l, Status::Ready);
             }
         }
-        // Released threads at the running group's pc join it; a blocked warp picks a group.
-        let keep = (self.cur != 0).then_some(self.cur_pc);
-        self.select(keep, 0, 0);
+        // Released threads at the running group's pc join it (a released collective issues as
+        // it is); a blocked warp picks a group.
+        if !self.released {
+            let keep = (self.cur != 0).then_some(self.cur_pc);
+            self.select(keep, 0, 0);
+        }
     }
 
     fn hash_state(&self, h: &mut dyn std::hash::Hasher) {
@@ -610,6 +688,7 @@ impl Reconvergence for ConvergenceBarrier {
             self.yielded,
             self.cur,
             self.cur_pc,
+            self.released,
         )
             .hash(&mut hh);
         // The quantum counter decides when the group yields: part of the state only then
@@ -649,6 +728,9 @@ impl Reconvergence for ConvergenceBarrier {
                 }
                 Status::Cta(b) => {
                     let _ = write!(s, "(waits at CTA barrier {b})");
+                }
+                Status::Collective { members, .. } => {
+                    let _ = write!(s, "(waits at a .sync collective for {members:#x})");
                 }
             }
         }
@@ -797,6 +879,82 @@ mod tests {
         w.step(j(10, 0b10), &c).unwrap();
         w.step(Flow::WarpSync(0b11), &c).unwrap();
         assert_eq!((w.pc(), w.active_mask()), (11, 0b11));
+    }
+
+    fn cw(members: Mask, key: u64) -> Flow {
+        Flow::CollectiveWait { members, key }
+    }
+
+    /// A `.sync` collective waits for its members at a matching instruction elsewhere (the
+    /// other side of an if/else), then issues once for all of them; afterwards every lane goes
+    /// on after its own instruction.
+    #[test]
+    fn collective_waits_for_its_members_across_pcs() {
+        let inf = info(40, &[], &[]);
+        let c = ctx(&inf, 1);
+        let mut w = cb(0b11, 2, SwitchRule::BackwardBranch);
+        w.step(j(10, 0b01), &c).unwrap();
+        assert_eq!((w.pc(), w.active_mask()), (10, 0b01));
+        w.step(cw(0b11, 7), &c).unwrap();
+        assert_eq!(
+            w.lane(0),
+            (
+                10,
+                1,
+                Status::Collective {
+                    members: 0b11,
+                    key: 7
+                }
+            )
+        );
+        assert_eq!((w.pc(), w.active_mask()), (1, 0b10));
+        assert!(!w.split_issue());
+        w.step(Flow::Next, &c).unwrap();
+        w.step(cw(0b11, 7), &c).unwrap();
+        assert_eq!((w.pc(), w.active_mask()), (10, 0b11));
+        assert!(w.split_issue());
+        assert_eq!((w.lane_pc(0), w.lane_pc(1)), (10, 2));
+        w.step(Flow::Next, &c).unwrap();
+        assert!(!w.split_issue());
+        assert_eq!((w.pc(), w.active_mask()), (11, 0b01));
+        assert_eq!(w.lane(1), (3, 1, Status::Ready));
+    }
+
+    /// Exited lanes of the membermask are not waited for, whether they exited before the
+    /// collective or while others wait at it.
+    #[test]
+    fn collective_ignores_exited_members() {
+        let inf = info(40, &[], &[]);
+        let c = ctx(&inf, 1);
+        let mut w = cb(0b111, 3, SwitchRule::BackwardBranch);
+        w.step(Flow::Disable(Reason::Exit, 0b100), &c).unwrap();
+        w.step(j(10, 0b01), &c).unwrap();
+        w.step(cw(0b111, 1), &c).unwrap();
+        assert_eq!((w.pc(), w.active_mask()), (2, 0b10));
+        w.step(cw(0b111, 1), &c).unwrap();
+        assert_eq!((w.pc(), w.active_mask()), (10, 0b011));
+        // Lane 0 waits for lane 1, which exits instead: lane 0 issues alone.
+        let mut w = cb(0b11, 2, SwitchRule::BackwardBranch);
+        w.step(j(10, 0b01), &c).unwrap();
+        w.step(cw(0b11, 1), &c).unwrap();
+        w.step(Flow::Disable(Reason::Exit, 0b10), &c).unwrap();
+        assert_eq!((w.pc(), w.active_mask()), (10, 0b01));
+        assert!(w.split_issue());
+    }
+
+    /// Collectives of another operation or membermask do not match: every live thread waits
+    /// for one that cannot arrive, and the warp is deadlocked.
+    #[test]
+    fn unmatched_collectives_deadlock() {
+        let inf = info(40, &[], &[]);
+        let c = ctx(&inf, 1);
+        for (first, other) in [(cw(0b111, 7), cw(0b111, 8)), (cw(0b011, 7), cw(0b111, 7))] {
+            let mut w = cb(0b111, 3, SwitchRule::Quantum);
+            w.step(j(10, 0b001), &c).unwrap();
+            w.step(first, &c).unwrap();
+            assert_eq!((w.pc(), w.active_mask()), (1, 0b110));
+            assert_eq!(w.step(other, &c), Ok(Outcome::Deadlocked));
+        }
     }
 
     /// A CTA barrier reached group by group: the warp blocks only when no group can run, and

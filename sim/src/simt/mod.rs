@@ -83,6 +83,14 @@ pub enum Flow {
     /// barrier `barid` until the SM releases it (`barrier_released`). Only produced for
     /// policies with `independent_threads()`.
     BarrierWait(usize),
+    /// A `.sync` collective (`shfl`, `vote`, `match`, `redux`) under independent thread
+    /// scheduling whose active lanes do not cover the live lanes of its membermask `members`:
+    /// the collective did not execute and the lanes wait at it (their pc stays) until every
+    /// live member waits at a matching collective (same operation, `key`, and the same
+    /// membermask); the policy then issues it once for all of them (PTX ISA, shfl.sync: "wait
+    /// until all non-exited threads corresponding to membermask have executed"). Only produced
+    /// for policies with `independent_threads()`.
+    CollectiveWait { members: Mask, key: u64 },
 }
 
 /// What the warp does after a flow step.
@@ -99,6 +107,10 @@ pub enum Outcome {
     },
     /// Every lane has exited and the stack is empty.
     Completed,
+    /// No thread can ever run again: every live thread waits inside the warp (at a convergence
+    /// barrier, `bar.warp.sync` or `.sync` collective) for threads that cannot arrive
+    /// (independent thread scheduling; the SM reports a deadlock).
+    Deadlocked,
 }
 
 /// A policy-level error: the program is not control-flow consistent for this policy.
@@ -143,6 +155,16 @@ pub trait Reconvergence: Send {
     }
     /// The SM released CTA barrier `barid`: lanes of this warp waiting there may run again.
     fn barrier_released(&mut self, _barid: usize) {}
+    /// The current group's lanes sit at more than one pc: a released `.sync` collective whose
+    /// members waited at matching instructions (`Flow::CollectiveWait`). The executor takes
+    /// each lane's operands from the instruction at its own `lane_pc`; `pc()` is one of them.
+    fn split_issue(&self) -> bool {
+        false
+    }
+    /// The pc of lane `l` (for a lane of the current group: the instruction it issues).
+    fn lane_pc(&self, _lane: usize) -> Pc {
+        self.pc()
+    }
 }
 
 /// The policy object for one warp whose lanes `valid` exist.

@@ -308,7 +308,12 @@ impl Reconvergence for MultiPath {
         let (pc, m) = (s.pc, s.mask);
         let mut rotate = false;
         match flow {
-            Flow::Next | Flow::Push(..) | Flow::Sync | Flow::WarpSync(_) | Flow::BarrierWait(_) => {
+            Flow::Next
+            | Flow::Push(..)
+            | Flow::Sync
+            | Flow::WarpSync(_)
+            | Flow::BarrierWait(_)
+            | Flow::CollectiveWait { .. } => {
                 self.st[i].pc += 1;
                 rotate = ctx.long_latency;
             }

@@ -181,9 +181,12 @@ impl Reconvergence for PdomStack {
         let act = self.active_mask();
         match flow {
             // Token instructions fall through (see the module doc).
-            Flow::Next | Flow::Push(..) | Flow::Sync | Flow::WarpSync(_) | Flow::BarrierWait(_) => {
-                self.top().pc += 1
-            }
+            Flow::Next
+            | Flow::Push(..)
+            | Flow::Sync
+            | Flow::WarpSync(_)
+            | Flow::BarrierWait(_)
+            | Flow::CollectiveWait { .. } => self.top().pc += 1,
             Flow::Disable(Reason::Exit, lanes) => {
                 self.exited |= lanes & act;
                 self.top().pc += 1;

@@ -135,9 +135,12 @@ impl Reconvergence for ThreadFrontiers {
         let f = &ctx.info.funcs[ctx.func.0 as usize];
         let prio = |p: Pc| f.priority_of(p);
         match flow {
-            Flow::Next | Flow::Push(..) | Flow::Sync | Flow::WarpSync(_) | Flow::BarrierWait(_) => {
-                self.add(d, pc + 1, prio(pc + 1), m)
-            }
+            Flow::Next
+            | Flow::Push(..)
+            | Flow::Sync
+            | Flow::WarpSync(_)
+            | Flow::BarrierWait(_)
+            | Flow::CollectiveWait { .. } => self.add(d, pc + 1, prio(pc + 1), m),
             Flow::Disable(Reason::Exit, lanes) => {
                 self.exited |= lanes & m;
                 self.add(d, pc + 1, prio(pc + 1), m & !lanes);

@@ -117,7 +117,9 @@ impl Reconvergence for TokenStack {
         match flow {
             // (next). `WarpSync`/`BarrierWait` are never produced for this policy (it has no
             // independent threads).
-            Flow::Next | Flow::WarpSync(_) | Flow::BarrierWait(_) => self.pc += 1,
+            Flow::Next | Flow::WarpSync(_) | Flow::BarrierWait(_) | Flow::CollectiveWait { .. } => {
+                self.pc += 1
+            }
             // (ssy)/(preBrk)/(preRet): push (kind, α, target); α includes guard-false lanes.
             Flow::Push(kind, target) => {
                 self.stack.push(Token {

@@ -71,7 +71,7 @@ pub struct SmStats {
     /// SIMD-efficiency histogram: issued instructions by number of executing lanes.
     pub lanes: [u64; LANE_BUCKETS],
     /// Busy unit-cycles per functional unit kind (`program::Unit as usize`).
-    pub unit_busy: [u64; 6],
+    pub unit_busy: [u64; N_UNITS],
     /// Most warps resident at once.
     pub max_resident_warps: u64,
 }
@@ -83,7 +83,7 @@ impl Default for SmStats {
             thread_instructions: 0,
             stalls: [0; Stall::ALL.len()],
             lanes: [0; LANE_BUCKETS],
-            unit_busy: [0; 6],
+            unit_busy: [0; N_UNITS],
             max_resident_warps: 0,
         }
     }
@@ -152,11 +152,14 @@ pub struct KernelStats {
     pub gpu: Scope,
 }
 
+/// Functional unit kinds (`program::Unit::ALL`).
+pub const N_UNITS: usize = 7;
+
 /// Names of the unit kinds, in `program::Unit` order.
-pub const UNIT_NAMES: [&str; 6] = ["int", "fp32", "fp64", "sfu", "branch", "ldst"];
+pub const UNIT_NAMES: [&str; N_UNITS] = ["int", "fp32", "fp64", "sfu", "branch", "ldst", "tensor"];
 
 /// Units of each kind in the scope the counters cover (one SM, or all of them).
-pub type UnitCounts = [u64; 6];
+pub type UnitCounts = [u64; N_UNITS];
 
 /// The hardware the counters cover: units of each kind and warp slots.
 #[derive(Clone, Copy, Debug, Default)]
@@ -274,6 +277,22 @@ impl RunStats {
             totals,
             wall_seconds: wall,
             kernels,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{N_UNITS, UNIT_NAMES};
+    use crate::core::program::Unit;
+
+    /// The stats names, the unit enum and its index order stay in step.
+    #[test]
+    fn unit_names_follow_the_unit_order() {
+        assert_eq!(Unit::ALL.len(), N_UNITS);
+        for (i, u) in Unit::ALL.iter().enumerate() {
+            assert_eq!(*u as usize, i);
+            assert_eq!(u.name(), UNIT_NAMES[i]);
         }
     }
 }

@@ -7,6 +7,7 @@ mod collective;
 mod control;
 mod memory;
 mod sync;
+mod tensor;
 
 use super::fault::{Fault, FaultKind};
 use super::program::{Loc, Program};
@@ -282,7 +283,8 @@ impl<'a> ExecEnv<'a> {
             | Op::Vote { .. }
             | Op::Match { .. }
             | Op::ActiveMask { .. }
-            | Op::Redux { .. } => self.exec_collective(w, inst, exec)?,
+            | Op::Redux { .. } => self.exec_collective(w, inst, exec, &mut out)?,
+            Op::Mma { .. } => self.exec_tensor(w, inst, exec)?,
             Op::Bra { .. }
             | Op::BrxIdx { .. }
             | Op::Call { .. }

@@ -1,0 +1,95 @@
+//! Warp-level matrix multiply-accumulate (`mma.sync.aligned`) as a warp collective: the lanes'
+//! fragments are gathered, `isa::semantics::mma` computes D = A·B + C for the whole warp, and
+//! each lane receives its d registers. Its timing is the tensor unit's (`sm.units.tensor`).
+
+use super::*;
+
+impl<'a> ExecEnv<'a> {
+    pub(super) fn exec_tensor(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+    ) -> Result<(), Fault> {
+        let Op::Mma {
+            shape,
+            ty,
+            d,
+            a,
+            b,
+            c,
+        } = &inst.op
+        else {
+            unreachable!("`execute` dispatches only mma here")
+        };
+        // A guard false on every lane skips it uniformly, which `.aligned` allows (PTX ISA 9.0
+        // §9.7.14.5.14: the condition must evaluate identically across the warp).
+        if exec == 0 {
+            return Ok(());
+        }
+        let first = exec.trailing_zeros() as usize;
+        if w.warp_size as usize != sem::MMA_LANES {
+            return Err(self.fault(
+                w,
+                inst,
+                first,
+                FaultKind::Launch,
+                format!(
+                    "`mma.sync` needs 32-lane warps (its fragment layouts are defined for 32), but sm.warp_size is {}",
+                    w.warp_size
+                ),
+            ));
+        }
+        // `.sync.aligned`: every thread of the warp executes the same mma, none has exited
+        // (§9.7.14.5.14); anything else is a divergent warp-wide synchronisation, reported
+        // like a divergent barrier.
+        let full: Mask = (1 << sem::MMA_LANES) - 1;
+        if exec != full {
+            return Err(self.fault(
+                w,
+                inst,
+                first,
+                FaultKind::BarrierDivergence,
+                format!(
+                    "`mma.sync.aligned` executed by lanes {exec:#x} of a warp that must execute it with all 32 lanes (active lanes {:#x}, live lanes {:#x})",
+                    w.simt.active_mask(),
+                    w.valid & !w.simt.exited_mask()
+                ),
+            ));
+        }
+        let mut fa = [[0u64; 4]; sem::MMA_LANES];
+        let mut fb = [[0u64; 2]; sem::MMA_LANES];
+        let mut fc = [[0u64; 4]; sem::MMA_LANES];
+        for l in 0..sem::MMA_LANES {
+            for (i, r) in a.as_slice().iter().enumerate() {
+                fa[l][i] = w.read(r.0, l);
+            }
+            for (i, r) in b.as_slice().iter().enumerate() {
+                fb[l][i] = w.read(r.0, l);
+            }
+            for (i, r) in c.as_slice().iter().enumerate() {
+                fc[l][i] = w.read(r.0, l);
+            }
+        }
+        let Some(out) = sem::mma(*shape, *ty, &fa, &fb, &fc) else {
+            return Err(self.fault(
+                w,
+                inst,
+                first,
+                FaultKind::Control,
+                format!(
+                    "`mma.{}` is not defined for .{} inputs",
+                    shape.name(),
+                    ty.name()
+                ),
+            ));
+        };
+        // All inputs were read above, so d may name the same registers as c.
+        for (l, regs) in out.iter().enumerate() {
+            for (i, r) in d.as_slice().iter().enumerate() {
+                w.write(r.0, l, regs[i]);
+            }
+        }
+        Ok(())
+    }
+}
