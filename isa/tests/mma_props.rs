@@ -118,7 +118,11 @@ fn run(shape: MmaShape, ty: MmaType, a: &[u32], b: &[u32], c: &[u32]) -> Vec<u32
     for r in 0..16 {
         for n in 0..8 {
             let (lane, i) = c_slot(r, n);
-            assert_eq!(d[lane][i] >> 32, 0, "d registers hold zero-extended f32 bits");
+            assert_eq!(
+                d[lane][i] >> 32,
+                0,
+                "d registers hold zero-extended f32 bits"
+            );
             out[r * 8 + n] = d[lane][i] as u32;
         }
     }
@@ -234,7 +238,11 @@ fn one_hot_rows_select_rows_of_b() {
                 let d = run(shape, ty, &a, &b, &c);
                 for rr in 0..16 {
                     for n in 0..8 {
-                        let want = if rr == r { (kk * 8 + n + 1) as f32 } else { 0.0 };
+                        let want = if rr == r {
+                            (kk * 8 + n + 1) as f32
+                        } else {
+                            0.0
+                        };
                         assert_eq!(
                             f32::from_bits(d[rr * 8 + n]),
                             want,
@@ -262,7 +270,7 @@ fn nan_and_infinity() {
     for n in 0..8 {
         assert_eq!(d[3 * 8 + n], 0x7FFF_FFFF);
         assert_eq!(d[7 * 8 + n], f32::INFINITY.to_bits());
-        assert_eq!(f32::from_bits(d[0 * 8 + n]), 16.0);
+        assert_eq!(f32::from_bits(d[n]), 16.0, "row 0");
     }
     let mut b0 = b.clone();
     b0[0] = 0; // B[0][0] = 0: row 7, column 0 is inf * 0 = NaN

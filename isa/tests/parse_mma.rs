@@ -29,35 +29,45 @@ fn accepted() -> Vec<(String, MmaShape, MmaType, usize, usize)> {
     let a4 = "{%a0, %a1, %a2, %a3}";
     vec![
         (
-            format!("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {D}, {a4}, {{%b0, %b1}}, {C};"),
+            format!(
+                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {D}, {a4}, {{%b0, %b1}}, {C};"
+            ),
             MmaShape::M16n8k16,
             MmaType::F16,
             4,
             2,
         ),
         (
-            format!("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {C}, {a4}, {{%b0, %b1}}, {C};"),
+            format!(
+                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {C}, {a4}, {{%b0, %b1}}, {C};"
+            ),
             MmaShape::M16n8k16,
             MmaType::Bf16,
             4,
             2,
         ),
         (
-            format!("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {D}, {a4}, {{%b0, %b1}}, {C};"),
+            format!(
+                "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {D}, {a4}, {{%b0, %b1}}, {C};"
+            ),
             MmaShape::M16n8k8,
             MmaType::Tf32,
             4,
             2,
         ),
         (
-            format!("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {D}, {{%a0, %a1}}, {{%b0}}, {C};"),
+            format!(
+                "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {D}, {{%a0, %a1}}, {{%b0}}, {C};"
+            ),
             MmaShape::M16n8k8,
             MmaType::F16,
             2,
             1,
         ),
         (
-            format!("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {D}, {{%a2, %a3}}, %b1, {C};"),
+            format!(
+                "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {D}, {{%a2, %a3}}, %b1, {C};"
+            ),
             MmaShape::M16n8k8,
             MmaType::Bf16,
             2,
