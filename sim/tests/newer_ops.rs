@@ -80,7 +80,7 @@ fn nanosleep_delays_the_warp_by_at_most_32_cycles() {
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(out.failures.is_empty(), "t = {t}: {:?}", out.failures);
         let k = &out.stats.kernels[0];
-        (k.counters.cycles, k.counters.stalls["no_instruction"])
+        (k.counters.cycles, k.counters.stalls["sleeping"])
     };
     let (c0, _) = run(0);
     let (c10, _) = run(10);
@@ -97,7 +97,7 @@ fn nanosleep_delays_the_warp_by_at_most_32_cycles() {
     assert_eq!(c1000, c32);
     assert!(
         stalled >= 8 * (32 - 4),
-        "sleeping counts as no_instruction: {stalled}"
+        "sleeping counts as the sleeping stall state: {stalled}"
     );
 }
 

@@ -73,3 +73,52 @@ fn every_scheduler_is_deterministic() {
         assert_eq!(a.1, b.1, "{sched}: buffers differ between identical runs");
     }
 }
+
+/// A fence holds the warp until its outstanding memory operations complete (the formal
+/// model's `canBeScheduled`: no pending membar): the instruction after `membar.gl` issues no
+/// earlier than the store before it plus the global latency, and the wait is counted as the
+/// `membar` state. A reconvergence pop is counted as `reconvergence`.
+#[test]
+fn fences_wait_for_memory_and_are_counted() {
+    let dir = std::env::temp_dir().join(format!("gpusim-fence-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("f.ptx"),
+        ".version 7.0\n.target sm_52\n.address_size 64\n.visible .entry f(.param .u64 out)\n{\n  .reg .b64 %o;\n  .reg .b32 %r<3>;\n  ld.param.u64 %o, [out];\n  cvta.to.global.u64 %o, %o;\n  st.global.u32 [%o], 7;\n  membar.gl;\n  add.u32 %r1, 1, 2;\n  exit;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("f.yaml"),
+        "kernel: f.ptx\nlaunches:\n  - entry: f\n    grid: [1, 1, 1]\n    block: [32, 1, 1]\n    args: [out]\nbuffers:\n  out: { dtype: u32, shape: [1], init: zeros }\nchecks:\n  - buffer: out\n    values: [7]\n",
+    )
+    .unwrap();
+    let opts = gpusim::RunOptions {
+        trace_warps: true,
+        ..Default::default()
+    };
+    let out = gpusim::run_manifest_with(&dir.join("f.yaml"), None, &[], &opts).unwrap();
+    assert!(out.failures.is_empty());
+    let at = |prefix: &str| {
+        out.events
+            .iter()
+            .find(|e| e.text.starts_with(prefix))
+            .unwrap()
+            .cycle
+    };
+    let global = gpusim::config::Config::tiny().latency.global as u64;
+    assert!(
+        at("add.u32") >= at("st.global") + global,
+        "the fence let the warp go before the store completed"
+    );
+    assert!(
+        out.stats.totals.stalls["membar"] >= global - 4,
+        "{:?}",
+        out.stats.totals.stalls
+    );
+    let _ = std::fs::remove_dir_all(dir);
+    let div = run_manifest(&trace("kernels/mandelbrot/mandelbrot.yaml"), None, &[]).unwrap();
+    assert!(
+        div.stats.totals.stalls["reconvergence"] > 0,
+        "divergent loops reconverge"
+    );
+}

@@ -263,6 +263,8 @@ fn make_cta(
             wait_long: false,
             next_unit: None,
             fetch_ready: 0,
+            fetch_reason: crate::stats::Stall::NoInstruction,
+            mem_done: 0,
         });
     }
     let cta = Cta {

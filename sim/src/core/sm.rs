@@ -430,9 +430,21 @@ impl Sm {
             cta.exited_threads += gone.count_ones();
             done.lanes_exited = gone != 0;
         }
-        // A control transfer refills the instruction buffer.
+        // A control transfer refills the instruction buffer: after a branch, call or return
+        // it is a fetch stall; when the reconvergence policy moved the pc (a token popped, a
+        // thread group switched) it is a reconvergence stall.
         if w.state != WarpState::Completed && (w.func() != f || w.pc() as usize != pc + 1) {
-            w.fetch_ready = cycle + sh.cfg.sm.ifetch_cycles as u64;
+            let branch = matches!(ex.flow, Flow::Jump { .. } | Flow::Multi { .. })
+                || matches!(inst.op, gpusim_isa::Op::Ret { .. });
+            let why = if branch {
+                Stall::NoInstruction
+            } else {
+                Stall::Reconvergence
+            };
+            w.hold(cycle + sh.cfg.sm.ifetch_cycles as u64, why);
+        }
+        if class.unit() == super::program::Unit::LdSt {
+            w.mem_done = w.mem_done.max(cycle + lat);
         }
         if sh.trace {
             ctx.events.push(WarpEvent {
@@ -590,7 +602,7 @@ fn classify(w: &Warp, part: &SubPartition, cycle: u64) -> Result<(), (Stall, Opt
         WarpState::Active => {}
     }
     if w.fetch_ready > cycle {
-        return Err((Stall::NoInstruction, Some(w.fetch_ready)));
+        return Err((w.fetch_reason, Some(w.fetch_ready)));
     }
     if w.next_ready > cycle {
         let s = if w.wait_long {

@@ -59,6 +59,11 @@ pub struct Warp {
     /// Cycle from which the instruction at pc is fetched and decoded (after a control
     /// transfer the instruction buffer refills).
     pub fetch_ready: u64,
+    /// Why the warp cannot issue before `fetch_ready` (fetch, reconvergence, fence, sleep).
+    pub fetch_reason: crate::stats::Stall,
+    /// Cycle by which every memory operation the warp has issued has completed (a fence
+    /// waits for it).
+    pub mem_done: u64,
 }
 
 impl Warp {
@@ -114,6 +119,14 @@ impl Warp {
             local_base,
             ret_dst,
         });
+    }
+
+    /// Keep the warp from issuing before `until`, for reason `why` (the later hold wins).
+    pub fn hold(&mut self, until: u64, why: crate::stats::Stall) {
+        if until > self.fetch_ready {
+            self.fetch_ready = until;
+            self.fetch_reason = why;
+        }
     }
 
     /// Recompute `next_ready` for the instruction at the current pc.

@@ -26,14 +26,21 @@ pub enum Stall {
     PipeBusy,
     /// Waiting at a CTA barrier.
     Barrier,
-    /// Its next instruction is still being fetched after a control transfer.
+    /// Its next instruction is still being fetched after a taken branch, call or return.
     NoInstruction,
+    /// Refetching after a reconvergence point: a token popped (`sync`, uniform `brk`/`ret`/
+    /// `exit` unwinding) or the policy switched to another thread group.
+    Reconvergence,
+    /// At a memory fence, waiting for the warp's outstanding memory operations.
+    Membar,
+    /// In `nanosleep`.
+    Sleeping,
     /// Completed while other warps of its CTA still run.
     Finished,
 }
 
 impl Stall {
-    pub const ALL: [Stall; 8] = [
+    pub const ALL: [Stall; 11] = [
         Stall::Issued,
         Stall::NotSelected,
         Stall::ScoreboardShort,
@@ -41,6 +48,9 @@ impl Stall {
         Stall::PipeBusy,
         Stall::Barrier,
         Stall::NoInstruction,
+        Stall::Reconvergence,
+        Stall::Membar,
+        Stall::Sleeping,
         Stall::Finished,
     ];
 
@@ -53,6 +63,9 @@ impl Stall {
             Stall::PipeBusy => "pipe_busy",
             Stall::Barrier => "barrier",
             Stall::NoInstruction => "no_instruction",
+            Stall::Reconvergence => "reconvergence",
+            Stall::Membar => "membar",
+            Stall::Sleeping => "sleeping",
             Stall::Finished => "finished",
         }
     }

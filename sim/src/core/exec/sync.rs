@@ -82,14 +82,21 @@ impl<'a> ExecEnv<'a> {
                     }
                 }
             }
-            Op::Fence { .. } | Op::Nop => {}
+            // A fence holds the warp until its outstanding memory operations have completed
+            // (Habermaier §5.6 canBeScheduled: no thread may have a pending membar).
+            Op::Fence { .. } => {
+                if exec != 0 {
+                    w.hold(w.mem_done, crate::stats::Stall::Membar);
+                }
+            }
+            Op::Nop => {}
             Op::Nanosleep { t } => {
                 // The warp sleeps min(t, NANOSLEEP_CYCLES) cycles, t taken as the smallest
                 // request among its executing lanes (the ISA lets a warp's sleepers wake
                 // together).
                 if let Some(t) = lanes(exec).map(|l| self.val(w, t, l) & 0xFFFF_FFFF).min() {
                     let wake = self.cycle + t.min(NANOSLEEP_CYCLES);
-                    w.fetch_ready = w.fetch_ready.max(wake);
+                    w.hold(wake, crate::stats::Stall::Sleeping);
                 }
             }
             _ => unreachable!("`execute` dispatches only sync instructions here"),
