@@ -181,11 +181,17 @@ fn check_fits(
     shared: u32,
 ) -> Result<(), Fault> {
     let sm = &cfg.sm;
+    // On an empty SM the CTA's warps spread round robin over the sub-partitions, whose
+    // register files hold sm.registers / sm.schedulers each.
+    let parts = sm.schedulers.max(1);
+    let per_part = n_warps
+        .div_ceil(parts)
+        .saturating_mul(regs / n_warps.max(1));
     let problem = if threads > sm.max_threads || n_warps > sm.max_warps {
         Some(format!("{threads} threads ({n_warps} warps); an SM holds {} threads and {} warps (sm.max_threads, sm.max_warps)", sm.max_threads, sm.max_warps))
-    } else if regs > sm.registers {
+    } else if regs > sm.registers || per_part > sm.registers / parts {
         Some(format!(
-            "{regs} registers; an SM has {} (sm.registers)",
+            "{regs} registers ({per_part} in one sub-partition); an SM has {} in {parts} sub-partition register files (sm.registers)",
             sm.registers
         ))
     } else if shared > sm.shared_bytes {

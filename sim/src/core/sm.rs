@@ -23,6 +23,8 @@ pub struct Sm {
     pub used_threads: u32,
     pub used_warps: u32,
     pub used_regs: u32,
+    /// Registers in use in each sub-partition's register file.
+    part_regs: Vec<u32>,
     pub used_shared: u32,
     pub stats: SmStats,
     pub events: Vec<WarpEvent>,
@@ -64,6 +66,7 @@ impl Sm {
             used_threads: 0,
             used_warps: 0,
             used_regs: 0,
+            part_regs: vec![0; cfg.sm.schedulers as usize],
             used_shared: 0,
             stats: SmStats::default(),
             events: Vec::new(),
@@ -76,13 +79,36 @@ impl Sm {
         self.ctas.iter().all(Option::is_none)
     }
 
-    /// Whether a CTA with these needs fits next to the resident ones.
+    /// Whether a CTA with these needs fits next to the resident ones. Each sub-partition has
+    /// its own register file (`sm.registers / sm.schedulers`), so the CTA's warps must fit
+    /// in the sub-partitions of the slots they would take.
     pub fn fits(&self, cfg: &Config, threads: u32, warps: u32, regs: u32, shared: u32) -> bool {
         self.ctas.iter().any(Option::is_none)
             && self.used_threads + threads <= cfg.sm.max_threads
             && self.used_warps + warps <= cfg.sm.max_warps
             && self.used_regs + regs <= cfg.sm.registers
             && self.used_shared + shared <= cfg.sm.shared_bytes
+            && self.fits_register_files(cfg, warps, regs)
+    }
+
+    fn fits_register_files(&self, cfg: &Config, warps: u32, regs: u32) -> bool {
+        let n = self.parts.len();
+        let cap = cfg.sm.registers / n as u32;
+        let per_warp = regs / warps.max(1);
+        let mut need = vec![0u32; n];
+        for slot in self
+            .warps
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.is_none())
+            .map(|(i, _)| i)
+            .take(warps as usize)
+        {
+            need[slot % n] += per_warp;
+        }
+        need.iter()
+            .zip(&self.part_regs)
+            .all(|(need, used)| used + need <= cap)
     }
 
     /// Make a CTA resident: place it and its warps in free slots.
@@ -103,6 +129,7 @@ impl Sm {
                 .position(Option::is_none)
                 .expect("warp slots were checked");
             w.cta = cslot;
+            self.part_regs[slot % self.parts.len()] += cta.regs / cta.n_warps.max(1);
             w.age = self.next_age;
             self.next_age += 1;
             cta.warps.push(slot);
@@ -546,8 +573,10 @@ impl Sm {
                 continue;
             }
             let cta = self.ctas[cslot].take().unwrap();
+            let n_parts = self.parts.len();
             for s in &cta.warps {
                 self.warps[*s] = None;
+                self.part_regs[s % n_parts] -= cta.regs / cta.n_warps.max(1);
             }
             self.used_threads -= cta.threads;
             self.used_warps -= cta.n_warps;
