@@ -1,0 +1,143 @@
+//! Decoding barriers, fences and nanosleep.
+
+use super::*;
+
+impl<'a> ModuleParser<'a> {
+    /// Barriers, fences and nanosleep.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn decode_sync(
+        &mut self,
+        b: &mut Body,
+        name: &str,
+        nspan: Span,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+        _inst_idx: usize,
+    ) -> PResult<Op> {
+        match name {
+            "bar" | "barrier" => self.bar(b, name, m, raw, span),
+            "membar" => {
+                let level = match m.take_any(&["cta", "gl", "sys"]) {
+                    Some("cta") => FenceLevel::Cta,
+                    Some("gl") => FenceLevel::Gpu,
+                    Some(_) => FenceLevel::Sys,
+                    None => return Err(self.c.err(span, "`membar` needs .cta, .gl or .sys")),
+                };
+                self.nargs(raw, 0, name, span)?;
+                Ok(Op::Fence { level })
+            }
+            "fence" => {
+                if m.take("proxy") {
+                    return Err(self.c.err(nspan, "unsupported instruction `fence.proxy` (async proxies are not modelled yet)"));
+                }
+                m.take_any(&["sc", "acq_rel"]);
+                let level = match m.take_any(&["cta", "gpu", "sys", "cluster"]) {
+                    Some("cta") => FenceLevel::Cta,
+                    Some("sys") => FenceLevel::Sys,
+                    Some(_) => FenceLevel::Gpu,
+                    None => return Err(self.c.err(span, "`fence` needs a scope such as .gpu")),
+                };
+                self.nargs(raw, 0, name, span)?;
+                Ok(Op::Fence { level })
+            }
+            "nanosleep" => {
+                let ty = self.one_type(m, name, span)?;
+                if ty != Type::U32 {
+                    return Err(self.c.err(span, "`nanosleep` takes .u32"));
+                }
+                self.nargs(raw, 1, name, span)?;
+                Ok(Op::Nanosleep {
+                    t: self.src(b, &raw[0], Type::U32)?,
+                })
+            }
+            _ => unreachable!("`decode` dispatches only sync instructions here"),
+        }
+    }
+
+    pub(super) fn bar(
+        &mut self,
+        b: &mut Body,
+        name: &str,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+    ) -> PResult<Op> {
+        if name == "bar" && m.take("warp") {
+            m.take("sync");
+            self.nargs(raw, 1, "bar.warp.sync", span)?;
+            return Ok(Op::WarpSync {
+                mask: self.src(b, &raw[0], Type::B32)?,
+            });
+        }
+        m.take("cta");
+        let aligned = m.take("aligned") || name == "bar";
+        let kind = if m.take("sync") {
+            BarKind::Sync
+        } else if m.take("arrive") {
+            BarKind::Arrive
+        } else if m.take("red") {
+            let r = match m.take_any(&["popc", "and", "or"]) {
+                Some("popc") => BarRed::Popc,
+                Some("and") => BarRed::And,
+                Some("or") => BarRed::Or,
+                _ => return Err(self.c.err(span, "`bar.red` needs .popc, .and or .or")),
+            };
+            BarKind::Red(r)
+        } else {
+            return Err(self
+                .c
+                .err(span, format!("`{name}` needs .sync, .arrive or .red")));
+        };
+        m.take("aligned");
+        match kind {
+            BarKind::Red(_) => {
+                let _ = self.one_type(m, name, span)?;
+                if raw.len() != 3 && raw.len() != 4 {
+                    return Err(self
+                        .c
+                        .err(span, "`bar.red` takes d, barrier, [count,] predicate"));
+                }
+                let d = self.dst(b, &raw[0])?;
+                let id = self.src(b, &raw[1], Type::U32)?;
+                let count = if raw.len() == 4 {
+                    Some(self.src(b, &raw[2], Type::U32)?)
+                } else {
+                    None
+                };
+                let pred = self.src(b, &raw[raw.len() - 1], Type::Pred)?;
+                Ok(Op::Bar {
+                    kind,
+                    id,
+                    count,
+                    red: Some((d, pred)),
+                    aligned,
+                })
+            }
+            _ => {
+                if raw.is_empty() || raw.len() > 2 {
+                    return Err(self.c.err(
+                        span,
+                        format!("`{name}` takes a barrier id and an optional thread count"),
+                    ));
+                }
+                if kind == BarKind::Arrive && raw.len() != 2 {
+                    return Err(self.c.err(span, "`bar.arrive` needs a thread count"));
+                }
+                let id = self.src(b, &raw[0], Type::U32)?;
+                let count = if raw.len() == 2 {
+                    Some(self.src(b, &raw[1], Type::U32)?)
+                } else {
+                    None
+                };
+                Ok(Op::Bar {
+                    kind,
+                    id,
+                    count,
+                    red: None,
+                    aligned,
+                })
+            }
+        }
+    }
+}

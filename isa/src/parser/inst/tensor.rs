@@ -1,0 +1,152 @@
+//! Decoding tensor-core instructions (mma.sync).
+
+use super::*;
+
+impl<'a> ModuleParser<'a> {
+    /// Tensor-core instructions.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn decode_tensor(
+        &mut self,
+        b: &mut Body,
+        name: &str,
+        _nspan: Span,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+        _inst_idx: usize,
+    ) -> PResult<Op> {
+        match name {
+            "mma" => self.mma(b, m, raw, span),
+            _ => unreachable!("`decode` dispatches only tensor instructions here"),
+        }
+    }
+
+    /// `mma.sync.aligned.shape.row.col.f32.ty.ty.f32 d, a, b, c` with shape m16n8k16 (f16,
+    /// bf16) or m16n8k8 (f16, bf16, tf32): PTX ISA 9.0 §9.7.14.5.14. Other shapes and types,
+    /// and f16 accumulators, are rejected by name.
+    pub(super) fn mma(
+        &mut self,
+        b: &mut Body,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+    ) -> PResult<Op> {
+        if !(m.take("sync") && m.take("aligned")) {
+            return Err(self
+                .c
+                .err(span, "`mma` needs .sync and .aligned (mma.sync.aligned...)"));
+        }
+        let shape = match m.take_any(&["m16n8k16", "m16n8k8"]) {
+            Some("m16n8k16") => MmaShape::M16n8k16,
+            Some(_) => MmaShape::M16n8k8,
+            None => {
+                return Err(self.c.err(
+                    span,
+                    "unsupported `mma` shape: gpusim supports .m16n8k16 and .m16n8k8",
+                ))
+            }
+        };
+        // The rest, in order: .row.col.dtype.atype.btype.ctype.
+        let rest: Vec<(usize, String)> = m
+            .list
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !m.used[*i])
+            .map(|(i, (w, _))| (i, w.clone()))
+            .collect();
+        let words: Vec<&str> = rest.iter().map(|(_, w)| w.as_str()).collect();
+        let ty = match words.as_slice() {
+            ["row", "col", "f32", a, bt, "f32"] if a == bt => match *a {
+                "f16" => MmaType::F16,
+                "bf16" => MmaType::Bf16,
+                "tf32" => MmaType::Tf32,
+                other => {
+                    return Err(self.c.err(
+                        span,
+                        format!("unsupported `mma` input type .{other}: gpusim supports .f16, .bf16 and .tf32"),
+                    ))
+                }
+            },
+            _ => {
+                return Err(self.c.err(
+                    span,
+                    format!(
+                        "unsupported `mma` form .{}: gpusim supports .row.col.f32.{{f16,bf16,tf32}}.{{f16,bf16,tf32}}.f32 (same A and B type, f32 accumulators)",
+                        words.join(".")
+                    ),
+                ))
+            }
+        };
+        let Some((na, nb)) = semantics::mma_regs(shape, ty) else {
+            return Err(self.c.err(
+                span,
+                format!(
+                    "`mma.{}` is not defined for .{} inputs (use .m16n8k8)",
+                    shape.name(),
+                    ty.name()
+                ),
+            ));
+        };
+        for (i, _) in rest {
+            m.used[i] = true;
+        }
+        self.nargs(raw, 4, "mma", span)?;
+        let d = self.dst_vec(b, &raw[0])?;
+        if d.len != 4 {
+            return Err(self
+                .c
+                .err(raw[0].span(), "`mma` operand d takes 4 .f32 registers"));
+        }
+        Ok(Op::Mma {
+            shape,
+            ty,
+            d,
+            a: self.reg_vec(b, &raw[1], na, "a")?,
+            b: self.reg_vec(b, &raw[2], nb, "b")?,
+            c: self.reg_vec(b, &raw[3], 4, "c")?,
+        })
+    }
+
+    /// A source vector of exactly `n` registers (`{%r1, %r2}`; one register may go without
+    /// braces), for the `what` operand of `mma`.
+    pub(super) fn reg_vec(
+        &mut self,
+        b: &mut Body,
+        raw: &RawOp,
+        n: usize,
+        what: &str,
+    ) -> PResult<RegVec> {
+        let items: Vec<&RawOp> = match raw {
+            RawOp::Vec(items, _) => items.iter().collect(),
+            other => vec![other],
+        };
+        if items.len() != n {
+            return Err(self.c.err(
+                raw.span(),
+                format!(
+                    "`mma` operand {what} takes {n} register{} here, found {}",
+                    if n == 1 { "" } else { "s" },
+                    items.len()
+                ),
+            ));
+        }
+        let mut v = RegVec {
+            regs: [RegId(0); 4],
+            len: n as u8,
+        };
+        for (i, it) in items.into_iter().enumerate() {
+            v.regs[i] = match it {
+                RawOp::Name(name, s) => b
+                    .lookup_reg(name)
+                    .ok_or_else(|| self.c.err(*s, format!("undefined register `{name}`")))?,
+                other => {
+                    return Err(self.c.err(
+                        other.span(),
+                        format!("`mma` operand {what} takes registers"),
+                    ))
+                }
+            };
+        }
+        Ok(v)
+    }
+}
