@@ -2,6 +2,8 @@
 //! alignment checks. Timing lives in the core's latency model for now; the memory-program
 //! engine and caches will sit behind this same request interface.
 
+pub mod program;
+
 /// Generic addresses: global allocations start at `GLOBAL_BASE`; shared and local memory are
 /// visible through fixed windows, as `cvta` maps them.
 pub const GLOBAL_BASE: u64 = 0x0000_0001_0000_0000;

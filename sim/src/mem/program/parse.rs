@@ -1,0 +1,244 @@
+//! Hand-written lexer and recursive-descent parser for memory programs (digest §2.4.1). Errors
+//! carry the 1-based line and column and the offending text, since programs live in configs.
+//! `//` starts a comment to the end of the line; `not` binds tighter than `and`, `and` than `or`.
+
+use super::syntax::{BExp, Level, OpExp, Stm};
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{line}:{col}: {msg} (found `{found}`)")]
+pub struct ParseError {
+    pub line: usize,
+    pub col: usize,
+    pub found: String,
+    pub msg: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Tok {
+    text: String,
+    line: usize,
+    col: usize,
+}
+
+fn lex(src: &str) -> Result<Vec<Tok>, ParseError> {
+    let mut toks = Vec::new();
+    let chars: Vec<char> = src.chars().collect();
+    let (mut i, mut line, mut col) = (0, 1, 1);
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            i += 1;
+            line += 1;
+            col = 1;
+        } else if c.is_whitespace() {
+            i += 1;
+            col += 1;
+        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if ";{}()!".contains(c) {
+            toks.push(Tok {
+                text: c.to_string(),
+                line,
+                col,
+            });
+            i += 1;
+            col += 1;
+        } else if c.is_ascii_alphabetic() {
+            let start = i;
+            while i < chars.len() && chars[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            let text: String = chars[start..i].iter().collect();
+            toks.push(Tok { text, line, col });
+            col += i - start;
+        } else {
+            return Err(ParseError {
+                line,
+                col,
+                found: c.to_string(),
+                msg: "unexpected character".into(),
+            });
+        }
+    }
+    Ok(toks)
+}
+
+struct Parser {
+    toks: Vec<Tok>,
+    pos: usize,
+    eof: (usize, usize),
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&str> {
+        self.toks.get(self.pos).map(|t| t.text.as_str())
+    }
+
+    fn err(&self, msg: &str) -> ParseError {
+        match self.toks.get(self.pos) {
+            Some(t) => ParseError {
+                line: t.line,
+                col: t.col,
+                found: t.text.clone(),
+                msg: msg.into(),
+            },
+            None => ParseError {
+                line: self.eof.0,
+                col: self.eof.1,
+                found: "end of input".into(),
+                msg: msg.into(),
+            },
+        }
+    }
+
+    fn expect(&mut self, text: &str) -> Result<(), ParseError> {
+        if self.peek() == Some(text) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.err(&format!("expected `{text}`")))
+        }
+    }
+
+    /// Statements until `}` or the end of input.
+    fn block(&mut self) -> Result<Vec<Stm>, ParseError> {
+        let mut out = Vec::new();
+        while let Some(t) = self.peek() {
+            if t == "}" {
+                break;
+            }
+            out.push(self.stm()?);
+        }
+        Ok(out)
+    }
+
+    fn stm(&mut self) -> Result<Stm, ParseError> {
+        let t = self.peek().unwrap_or_default().to_string();
+        match t.as_str() {
+            ";" => {
+                self.pos += 1;
+                Ok(Stm::Skip)
+            }
+            "yield" | "end" => {
+                self.pos += 1;
+                self.expect(";")?;
+                Ok(if t == "yield" { Stm::Yield } else { Stm::End })
+            }
+            "if" => {
+                self.pos += 1;
+                self.expect("(")?;
+                let b = self.bexp()?;
+                self.expect(")")?;
+                let then = self.braced()?;
+                let els = if self.peek() == Some("else") {
+                    self.pos += 1;
+                    self.braced()?
+                } else {
+                    Vec::new()
+                };
+                Ok(Stm::If(b, then, els))
+            }
+            _ => match OpExp::from_keyword(&t) {
+                Some(op) => {
+                    self.pos += 1;
+                    self.expect(";")?;
+                    Ok(Stm::Op(op))
+                }
+                None => Err(self.err("expected a statement")),
+            },
+        }
+    }
+
+    fn braced(&mut self) -> Result<Vec<Stm>, ParseError> {
+        self.expect("{")?;
+        let b = self.block()?;
+        self.expect("}")?;
+        Ok(b)
+    }
+
+    fn bexp(&mut self) -> Result<BExp, ParseError> {
+        let mut l = self.conj()?;
+        while self.peek() == Some("or") {
+            self.pos += 1;
+            l = BExp::Or(Box::new(l), Box::new(self.conj()?));
+        }
+        Ok(l)
+    }
+
+    fn conj(&mut self) -> Result<BExp, ParseError> {
+        let mut l = self.unary()?;
+        while self.peek() == Some("and") {
+            self.pos += 1;
+            l = BExp::And(Box::new(l), Box::new(self.unary()?));
+        }
+        Ok(l)
+    }
+
+    fn unary(&mut self) -> Result<BExp, ParseError> {
+        let b = match self.peek() {
+            Some("!") => {
+                self.pos += 1;
+                return Ok(BExp::Not(Box::new(self.unary()?)));
+            }
+            Some("(") => {
+                self.pos += 1;
+                let b = self.bexp()?;
+                self.expect(")")?;
+                return Ok(b);
+            }
+            Some("true") => BExp::True,
+            Some("false") => BExp::False,
+            Some("isCachedL1") => BExp::IsCached(Level::L1),
+            Some("isCachedL2") => BExp::IsCached(Level::L2),
+            _ => return Err(self.err("expected a condition")),
+        };
+        self.pos += 1;
+        Ok(b)
+    }
+}
+
+/// Parses a whole program text.
+pub fn parse(src: &str) -> Result<Vec<Stm>, ParseError> {
+    let toks = lex(src)?;
+    let eof_line = src.lines().count().max(1);
+    let eof_col = src.lines().last().map_or(0, |l| l.chars().count()) + 1;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        eof: (eof_line, eof_col),
+    };
+    let prog = p.block()?;
+    if p.pos < p.toks.len() {
+        return Err(p.err("unmatched `}`"));
+    }
+    Ok(prog)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precedence_not_and_or() {
+        let p = parse("if (!isCachedL1 or true and false) { ; }").unwrap();
+        let Stm::If(b, _, _) = &p[0] else {
+            panic!("not an if")
+        };
+        assert_eq!(
+            *b,
+            BExp::Or(
+                Box::new(BExp::Not(Box::new(BExp::IsCached(Level::L1)))),
+                Box::new(BExp::And(Box::new(BExp::True), Box::new(BExp::False)))
+            )
+        );
+    }
+
+    #[test]
+    fn comments_and_bad_characters() {
+        assert_eq!(parse("// c\nend; // x").unwrap(), vec![Stm::End]);
+        let e = parse("end;\n  end$").unwrap_err();
+        assert_eq!((e.line, e.col, e.found.as_str()), (2, 6, "$"));
+    }
+}
