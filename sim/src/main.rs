@@ -18,6 +18,7 @@ struct Cli {
 
 #[derive(clap::Args)]
 struct RunArgs {
+    /// The launch manifest (YAML): kernel, buffers, launches, checks.
     manifest: PathBuf,
     /// GPU config (YAML); the embedded tiny GPU when omitted.
     #[arg(long)]
@@ -47,13 +48,6 @@ enum ChartArg {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Draw a chart (PNG or SVG, by the output's extension) from `run --stats-json` output.
-    Plot {
-        chart: ChartArg,
-        stats: PathBuf,
-        #[arg(short, long)]
-        output: PathBuf,
-    },
     /// Run a launch manifest: simulate, print a summary, verify its checks.
     Run(RunArgs),
     /// Parse a PTX file and report its functions; --tokens prints them with reconvergence
@@ -64,6 +58,13 @@ enum Cmd {
         tokens: bool,
         #[arg(long)]
         cfg: bool,
+    },
+    /// Draw a chart (PNG or SVG, by the output's extension) from `run --stats-json` output.
+    Plot {
+        chart: ChartArg,
+        stats: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
     },
 }
 
