@@ -149,6 +149,17 @@ fn cmd_run(args: &RunArgs) -> i32 {
         .map(|(k, v)| format!("{k} {:.1}%", 100.0 * v))
         .collect();
     println!("  unit utilisation    {}", units.join(", "));
+    let m = &s.totals.memory;
+    println!(
+        "  memory              global {} requests, {} sectors ({:.2}/request), {} lines; shared {} requests, {} conflict replays (degree {:.2})",
+        m.counters.global_requests,
+        m.counters.global_sectors,
+        m.sectors_per_request,
+        m.counters.global_lines,
+        m.counters.shared_requests,
+        m.counters.shared_replays,
+        m.shared_conflict_degree
+    );
     let stalls: Vec<String> = s
         .totals
         .stalls

@@ -19,6 +19,8 @@ pub struct Config {
     pub name: String,
     pub sm: SmConfig,
     pub latency: LatencyConfig,
+    /// The L1 data cache's geometry (the coalescer's sectors and lines).
+    pub l1: L1Config,
     /// A kernel still running after this many cycles is stopped with a watchdog fault.
     pub watchdog_cycles: u64,
 }
@@ -46,6 +48,9 @@ pub struct SmConfig {
     pub max_ctas: u32,
     pub registers: u32,
     pub shared_bytes: u32,
+    /// Shared-memory banks and the bytes of one bank word: bank = (address / bytes) mod banks.
+    pub shared_banks: u32,
+    pub shared_bank_bytes: u32,
     pub local_bytes_per_thread: u32,
     /// Hardware behaviour: a warp that exits counts as arrived at every barrier of its CTA.
     /// `false` is the formal model, where waiters on such a barrier hang (reported as a
@@ -189,6 +194,15 @@ pub struct LatencyConfig {
     pub barrier: u32,
 }
 
+/// The L1 data cache: a request touches `sector_bytes` sectors, grouped in `line_bytes` lines
+/// (the coalescer, `mem::coalesce`; the L1 takes one line per cycle).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L1Config {
+    pub line_bytes: u32,
+    pub sector_bytes: u32,
+}
+
 /// Narasiman et al. (MICRO 2011) evaluate fetch groups of 8 warps.
 fn default_two_level_active() -> u32 {
     8
@@ -301,7 +315,43 @@ impl Config {
                 ),
             ));
         }
+        let l1 = &self.l1;
+        if !l1.sector_bytes.is_power_of_two()
+            || !l1.line_bytes.is_power_of_two()
+            || l1.line_bytes < l1.sector_bytes
+        {
+            return Err((
+                "l1",
+                format!(
+                    "sector_bytes and line_bytes must be powers of two with line_bytes >= sector_bytes; got {l1:?}"
+                ),
+            ));
+        }
+        if sm.shared_banks == 0 || sm.shared_banks as usize > crate::mem::coalesce::MAX_BANKS {
+            return Err((
+                "sm.shared_banks",
+                format!(
+                    "must be between 1 and {}, got {}",
+                    crate::mem::coalesce::MAX_BANKS,
+                    sm.shared_banks
+                ),
+            ));
+        }
+        if sm.shared_bank_bytes == 0 {
+            return Err(("sm.shared_bank_bytes", "must be positive".into()));
+        }
         Ok(())
+    }
+
+    /// The coalescer's view of this config.
+    pub fn coalescer(&self) -> crate::mem::coalesce::Geometry {
+        crate::mem::coalesce::Geometry {
+            sector_bytes: self.l1.sector_bytes,
+            line_bytes: self.l1.line_bytes,
+            banks: self.sm.shared_banks,
+            bank_bytes: self.sm.shared_bank_bytes,
+            warp_size: self.sm.warp_size,
+        }
     }
 }
 

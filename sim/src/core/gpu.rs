@@ -271,6 +271,8 @@ fn make_cta(
             fetch_ready: 0,
             fetch_reason: crate::stats::Stall::NoInstruction,
             mem_done: 0,
+            mem_accesses: Vec::with_capacity(64),
+            mem_keys: Vec::with_capacity(256),
         });
     }
     let cta = Cta {

@@ -2,7 +2,7 @@
 //! per-cycle issue step. Each scheduler issues at most one instruction per cycle.
 
 use super::cta::{Arrival, Cta, Release};
-use super::exec::{ExecEnv, Executed};
+use super::exec::{ExecEnv, Executed, MemSummary};
 use super::fault::{Fault, FaultKind};
 use super::program::Program;
 use super::program::Unit;
@@ -236,10 +236,12 @@ impl Sm {
         res: &mut StepResult,
     ) -> Result<Option<Unit>, Fault> {
         let unit = self.warps[slot].as_ref().and_then(next_unit);
+        let mut held = None;
         if let Some(u) = unit {
             let p = &mut self.parts[part];
             if let Some(i) = p.free_unit(u, cycle) {
                 self.stats.unit_busy[u as usize] += p.occupy(u, i, cycle);
+                held = Some((u, i));
             }
         }
         // Borrow the warp, its CTA and the counters side by side (no move of the warp).
@@ -262,6 +264,10 @@ impl Sm {
         let r = Self::issue_warp(ctx, w, slot, cycle, sh, global, epoch, res);
         w.refresh_ready(sh.prog);
         let done = r?;
+        // An uncoalesced or bank-conflicted access holds the ldst unit for all its passes.
+        if let (Some((u, i)), true) = (held, done.passes > 1) {
+            self.stats.unit_busy[u as usize] += self.parts[part].hold(u, i, cycle, done.passes);
+        }
         if let Some(release) = done.release {
             self.apply_release(release, cycle, sh, epoch);
         }
@@ -323,10 +329,15 @@ impl Sm {
             cycle,
             local_limit: sh.cfg.sm.local_bytes_per_thread,
             epoch,
+            coalescer: sh.cfg.coalescer(),
         };
         let ex: Executed = env.execute(w, inst)?;
         let class = sh.prog.funcs[f.0 as usize].class[pc];
-        let lat = class.latency(sh.cfg) as u64;
+        let passes = ex.mem.map_or(1, |m| mem_passes(&m, ctx.stats));
+        // The last pass leaves the unit (passes − 1) intervals after the first, so the result
+        // comes that much later; a coalesced, conflict-free access keeps `latency.*`.
+        let lat = class.latency(sh.cfg) as u64
+            + (passes as u64 - 1) * sh.cfg.sm.units.ldst.issue_interval as u64;
         let deps = &sh.prog.funcs[f.0 as usize].deps[pc];
         if w.simt.split_issue() {
             // A released `.sync` collective: each lane wrote the destinations of the matching
@@ -346,6 +357,7 @@ impl Sm {
         ctx.stats.thread_instructions += ex.lanes.count_ones() as u64;
         ctx.stats.lanes[ex.lanes.count_ones() as usize] += 1;
         let mut done = IssueDone {
+            passes,
             completed: false,
             release: None,
             lanes_exited: false,
@@ -503,7 +515,6 @@ impl Sm {
                 res.spin_suspect = true;
             }
         }
-        let _ = Space::Global;
         Ok(done)
     }
 
@@ -655,6 +666,29 @@ fn next_unit(w: &Warp) -> Option<Unit> {
     w.next_unit
 }
 
+/// Passes through the ldst unit of one memory instruction, counted in `stats`: global and
+/// local accesses take one per L1 line they touch (the L1 accepts one line per cycle: the
+/// GPGPU-Sim / Accel-Sim L1 model, where an uncoalesced access is replayed line by line),
+/// shared ones one per conflict wavefront (the conflict degree, CUDA C++ Programming Guide:
+/// bank conflicts are serialised); constant and param reads take one.
+fn mem_passes(m: &MemSummary, stats: &mut SmStats) -> u32 {
+    let c = &mut stats.memory;
+    match m.space {
+        Space::Global | Space::Generic | Space::Local => {
+            c.global_requests += 1;
+            c.global_sectors += m.sectors as u64;
+            c.global_lines += m.lines as u64;
+            m.lines.max(1)
+        }
+        Space::Shared => {
+            c.shared_requests += 1;
+            c.shared_replays += m.conflict_degree.max(1) as u64 - 1;
+            m.conflict_degree.max(1)
+        }
+        Space::Const | Space::Param => 1,
+    }
+}
+
 /// The parts of the SM that issuing one warp's instruction touches.
 struct IssueCtx<'a> {
     sm_id: u32,
@@ -664,6 +698,8 @@ struct IssueCtx<'a> {
 }
 
 struct IssueDone {
+    /// Passes of a memory instruction through the ldst unit (1 otherwise).
+    passes: u32,
     completed: bool,
     release: Option<Release>,
     /// Threads exited while their warp goes on (counted per thread, `Cta::thread_arrivals`).

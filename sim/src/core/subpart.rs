@@ -52,6 +52,16 @@ impl SubPartition {
         self.busy_until[u as usize][idx] = cycle + ii;
         ii
     }
+
+    /// Keep unit `idx` of kind `u`, occupied at `cycle`, busy for `passes` issue intervals in
+    /// all (a replayed memory access); returns the busy cycles added.
+    pub fn hold(&mut self, u: Unit, idx: usize, cycle: u64, passes: u32) -> u64 {
+        let ii = self.interval[u as usize] as u64;
+        let until = cycle + ii * passes as u64;
+        let added = until.saturating_sub(self.busy_until[u as usize][idx]);
+        self.busy_until[u as usize][idx] = until.max(self.busy_until[u as usize][idx]);
+        added
+    }
 }
 
 #[cfg(test)]
@@ -73,5 +83,16 @@ mod tests {
             p.free_unit(Unit::Int, 11).is_some(),
             "other unit kinds are independent"
         );
+    }
+
+    /// A replayed access (3 passes) keeps the ldst unit (interval 2) busy for 6 cycles.
+    #[test]
+    fn a_replayed_access_holds_the_unit() {
+        let cfg = Config::tiny();
+        let mut p = SubPartition::new(&cfg, 0, 0);
+        let i = p.free_unit(Unit::LdSt, 10).unwrap();
+        assert_eq!(p.occupy(Unit::LdSt, i, 10), 2);
+        assert_eq!(p.hold(Unit::LdSt, i, 10, 3), 4);
+        assert_eq!(p.earliest_free(Unit::LdSt), 16);
     }
 }

@@ -64,6 +64,10 @@ pub struct Warp {
     /// Cycle by which every memory operation the warp has issued has completed (a fence
     /// waits for it).
     pub mem_done: u64,
+    /// Scratch for the coalescer: the current memory instruction's per-lane accesses and the
+    /// sector or word ids it sorts (reused, so steady state does not allocate).
+    pub mem_accesses: Vec<crate::mem::coalesce::LaneAccess>,
+    pub mem_keys: Vec<u64>,
 }
 
 impl Warp {

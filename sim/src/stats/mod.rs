@@ -2,7 +2,7 @@
 //!
 //! **API boundary**: the top-level JSON keys (`cycles`, `warp_instructions`,
 //! `thread_instructions`, `ipc`, `stalls`, `simd_efficiency`, `wall_seconds`,
-//! `warp_instructions_per_second`, then `kernels` and `sms`) stay stable.
+//! `warp_instructions_per_second`, then `kernels` and `sms`, and `memory`) stay stable.
 
 pub mod trace;
 
@@ -87,6 +87,59 @@ pub struct SmStats {
     pub unit_busy: [u64; N_UNITS],
     /// Most warps resident at once.
     pub max_resident_warps: u64,
+    /// Coalescer and shared-bank counters.
+    pub memory: MemCounters,
+}
+
+/// Memory requests as the coalescer saw them (`mem::coalesce`): global and local requests
+/// (the L1 path) with their sectors and lines, shared requests with their conflict replays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemCounters {
+    pub global_requests: u64,
+    pub global_sectors: u64,
+    pub global_lines: u64,
+    pub shared_requests: u64,
+    /// Σ (conflict degree − 1) over shared requests.
+    pub shared_replays: u64,
+}
+
+impl MemCounters {
+    fn add(&mut self, o: &MemCounters) {
+        self.global_requests += o.global_requests;
+        self.global_sectors += o.global_sectors;
+        self.global_lines += o.global_lines;
+        self.shared_requests += o.shared_requests;
+        self.shared_replays += o.shared_replays;
+    }
+}
+
+/// The `memory` object of the stats JSON: the counters and their ratios.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MemoryReport {
+    #[serde(flatten)]
+    pub counters: MemCounters,
+    /// Sectors per global request (4 for a coalesced 32-bit warp access with 32 B sectors).
+    pub sectors_per_request: f64,
+    /// Lines per global request.
+    pub lines_per_request: f64,
+    /// Mean shared conflict degree: 1 + replays per request (1 = conflict-free).
+    pub shared_conflict_degree: f64,
+}
+
+impl MemoryReport {
+    fn new(c: &MemCounters) -> MemoryReport {
+        let per = |a: u64, n: u64| if n == 0 { 0.0 } else { a as f64 / n as f64 };
+        MemoryReport {
+            counters: *c,
+            sectors_per_request: per(c.global_sectors, c.global_requests),
+            lines_per_request: per(c.global_lines, c.global_requests),
+            shared_conflict_degree: if c.shared_requests == 0 {
+                0.0
+            } else {
+                1.0 + per(c.shared_replays, c.shared_requests)
+            },
+        }
+    }
 }
 
 impl Default for SmStats {
@@ -98,6 +151,7 @@ impl Default for SmStats {
             lanes: [0; LANE_BUCKETS],
             unit_busy: [0; N_UNITS],
             max_resident_warps: 0,
+            memory: MemCounters::default(),
         }
     }
 }
@@ -121,6 +175,7 @@ impl SmStats {
             *a += b;
         }
         self.max_resident_warps = self.max_resident_warps.max(o.max_resident_warps);
+        self.memory.add(&o.memory);
     }
 }
 
@@ -141,6 +196,8 @@ pub struct Counters {
     pub occupancy: f64,
     /// Most warps resident at once on one SM.
     pub max_resident_warps: u64,
+    /// Coalescer and shared-bank counters.
+    pub memory: MemoryReport,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -224,6 +281,7 @@ fn counters(cycles: u64, warp_size: u32, s: &SmStats, scope: &Scope) -> Counters
             resident as f64 / (cycles * scope.warp_slots) as f64
         },
         max_resident_warps: s.max_resident_warps,
+        memory: MemoryReport::new(&s.memory),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Memory instructions: ld, st, atom/red, with the generic-address windows, bounds and
-//! alignment faults, and per-lane local memory.
+//! alignment faults, and per-lane local memory. Each lane's effective access is recorded in the
+//! warp's scratch buffer and coalesced into a `MemSummary` (`mem::coalesce`).
 
 use super::*;
 
@@ -9,11 +10,13 @@ impl<'a> ExecEnv<'a> {
         w: &mut Warp,
         inst: &Inst,
         exec: Mask,
-    ) -> Result<(), Fault> {
+    ) -> Result<Option<MemSummary>, Fault> {
+        w.mem_accesses.clear();
+        let mut first_space = None;
         match &inst.op {
             Op::Ld {
                 space, ty, d, addr, ..
-            } => self.exec_ld(w, inst, exec, *space, *ty, d, addr)?,
+            } => self.exec_ld(w, inst, exec, *space, *ty, d, addr, &mut first_space)?,
             Op::St {
                 space,
                 ty,
@@ -23,8 +26,9 @@ impl<'a> ExecEnv<'a> {
             } => {
                 let size = ty.size();
                 for l in lanes(exec) {
-                    let (sp, base) =
-                        self.vector_base(w, inst, l, *space, addr, size * src.len as u32, "store")?;
+                    let bytes = size * src.len as u32;
+                    let (sp, base) = self.vector_base(w, inst, l, *space, addr, bytes, "store")?;
+                    self.record(w, &mut first_space, l, sp, base, bytes);
                     for (i, s) in src.as_slice().iter().enumerate() {
                         let v = self.val(w, s, l);
                         let at = Access {
@@ -60,6 +64,7 @@ impl<'a> ExecEnv<'a> {
                             format!("atomic on {} space at {a:#x}", sp.name()),
                         ));
                     }
+                    self.record(w, &mut first_space, l, sp, a, size);
                     let at = Access {
                         lane: l,
                         space: sp,
@@ -78,7 +83,55 @@ impl<'a> ExecEnv<'a> {
             }
             _ => unreachable!("`execute` dispatches only memory instructions here"),
         }
-        Ok(())
+        Ok(first_space.map(|space| self.summarise(w, space)))
+    }
+
+    /// Record lane `lane`'s access for the coalescer if it is in the instruction's space (that
+    /// of its first lane). Local addresses are interleaved across lanes as hardware lays them
+    /// out (`coalesce::local_interleave`).
+    fn record(
+        &self,
+        w: &mut Warp,
+        first: &mut Option<Space>,
+        lane: usize,
+        space: Space,
+        addr: u64,
+        size: u32,
+    ) {
+        if *first.get_or_insert(space) != space {
+            return;
+        }
+        let addr = match space {
+            Space::Local => mem::coalesce::local_interleave(addr, lane as u32, w.warp_size),
+            _ => addr,
+        };
+        w.mem_accesses.push(mem::coalesce::LaneAccess {
+            lane: lane as u32,
+            addr,
+            size,
+        });
+    }
+
+    /// The coalescer's summary of the accesses recorded for this instruction.
+    fn summarise(&self, w: &mut Warp, space: Space) -> MemSummary {
+        let g = &self.coalescer;
+        let (acc, keys) = (&w.mem_accesses, &mut w.mem_keys);
+        if space == Space::Shared {
+            MemSummary {
+                space,
+                sectors: 0,
+                lines: 0,
+                conflict_degree: mem::coalesce::conflict_degree(acc, g, keys),
+            }
+        } else {
+            let t = mem::coalesce::sectors(acc, g, keys);
+            MemSummary {
+                space,
+                sectors: t.sectors,
+                lines: t.lines,
+                conflict_degree: 1,
+            }
+        }
     }
 
     fn load(&mut self, w: &mut Warp, inst: &Inst, at: Access) -> Result<u64, Fault> {
@@ -235,12 +288,14 @@ impl<'a> ExecEnv<'a> {
         ty: Type,
         d: &RegVec,
         addr: &Address,
+        first_space: &mut Option<Space>,
     ) -> Result<(), Fault> {
         let size = ty.size();
         let f = self.prog.module.function(w.func());
         for l in lanes(exec) {
-            let (sp, base) =
-                self.vector_base(w, inst, l, space, addr, size * d.len as u32, "load")?;
+            let bytes = size * d.len as u32;
+            let (sp, base) = self.vector_base(w, inst, l, space, addr, bytes, "load")?;
+            self.record(w, first_space, l, sp, base, bytes);
             for (i, r) in d.as_slice().iter().enumerate() {
                 let at = Access {
                     lane: l,

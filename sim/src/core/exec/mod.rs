@@ -43,6 +43,8 @@ pub struct ExecEnv<'a> {
     pub local_limit: u32,
     /// Bumped whenever memory changes (livelock detection).
     pub epoch: &'a mut u64,
+    /// Sector, line and bank geometry for the coalescer (`Config::coalescer`).
+    pub coalescer: mem::coalesce::Geometry,
 }
 
 /// An operand resolved for one instruction (see `ExecEnv::src`).
@@ -82,6 +84,20 @@ pub struct Executed {
     pub backedge: bool,
     /// Lanes that executed (active and guard true).
     pub lanes: Mask,
+    /// A memory instruction's transactions (None when no lane accessed memory).
+    pub mem: Option<MemSummary>,
+}
+
+/// What the coalescer made of one warp memory instruction (`mem::coalesce`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemSummary {
+    /// The space of the first executing lane (a generic access is timed by it).
+    pub space: Space,
+    /// Distinct sectors and lines (global, local, const, param; 0 for shared).
+    pub sectors: u32,
+    pub lines: u32,
+    /// Shared-memory conflict degree (1 = conflict-free; 1 for other spaces).
+    pub conflict_degree: u32,
 }
 
 fn lanes(mut m: Mask) -> impl Iterator<Item = usize> {
@@ -250,6 +266,7 @@ impl<'a> ExecEnv<'a> {
             bar: None,
             backedge: false,
             lanes: exec,
+            mem: None,
         };
         // Each group's function matches only its own variants; this match is the exhaustive one,
         // so a new `Op` variant must be placed here.
@@ -273,7 +290,9 @@ impl<'a> ExecEnv<'a> {
             | Op::Dot { .. }
             | Op::Testp { .. }
             | Op::Isspacep { .. } => self.exec_alu(w, inst, exec)?,
-            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => self.exec_memory(w, inst, exec)?,
+            Op::Ld { .. } | Op::St { .. } | Op::Atom { .. } => {
+                out.mem = self.exec_memory(w, inst, exec)?
+            }
             Op::Bar { .. }
             | Op::WarpSync { .. }
             | Op::Fence { .. }

@@ -1,0 +1,229 @@
+//! The coalescer: one warp memory instruction's per-lane accesses → the transactions the
+//! memory system sees. Pure functions over a slice of accesses and a caller-owned scratch
+//! buffer (no allocation once the buffer has grown to a warp's worth).
+//!
+//! Rules (documented in ARCHITECTURE.md, `mem/coalesce`):
+//! - Global, local, const and param accesses become the set of distinct aligned
+//!   `l1.sector_bytes` sectors they touch, grouped into `l1.line_bytes` lines (Volta: 32 B
+//!   sectors, 128 B lines, Jia et al. 2018; the L1 takes one line per cycle, the GPGPU-Sim /
+//!   Accel-Sim L1 model, so the lines are what the ldst unit serialises on).
+//! - Local memory is interleaved per lane: "consecutive 32-bit words are accessed by
+//!   consecutive thread IDs" (CUDA C++ Programming Guide, Device Memory Accesses, Local
+//!   Memory), so lane `l`'s word `a / 4` lies at `(a / 4 · warp_size + l) · 4`.
+//! - Shared accesses: bank = (address / bank_bytes) mod banks; lanes reading the same word of a
+//!   bank are served by one broadcast, distinct words in one bank are serialised (CUDA C++
+//!   Programming Guide, Shared Memory, compute capability 5.x and later). An access wider than
+//!   a bank word is split as hardware does: a warp's request of `size` bytes per lane is
+//!   served `banks · bank_bytes / size` lanes at a time (64-bit: half-warps, 128-bit:
+//!   quarter-warps, same source). Each lane group needs as many wavefronts as its worst bank
+//!   has distinct words; the conflict degree is `1 + Σ_groups (wavefronts − 1)`, so it is the
+//!   classic "max distinct words per bank" for accesses up to a bank word and counts only the
+//!   replays beyond the unavoidable split for wider ones.
+
+/// One lane's access: the lane, the byte address in its space and the bytes it covers (a
+/// vector access is one access of the vector's size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaneAccess {
+    pub lane: u32,
+    pub addr: u64,
+    pub size: u32,
+}
+
+/// Sectors and lines of a global-like request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transactions {
+    pub sectors: u32,
+    pub lines: u32,
+}
+
+/// The geometry the coalescer needs (from `l1.*` and `sm.shared_*`).
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry {
+    pub sector_bytes: u32,
+    pub line_bytes: u32,
+    pub banks: u32,
+    pub bank_bytes: u32,
+    pub warp_size: u32,
+}
+
+/// Most banks the conflict counter handles (validated in the config).
+pub const MAX_BANKS: usize = 128;
+
+/// Distinct sectors and lines touched by `accesses` (sector and line sizes are powers of two,
+/// lines a multiple of sectors). `scratch` is reused and left holding the sorted sector ids.
+pub fn sectors(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<u64>) -> Transactions {
+    scratch.clear();
+    let sb = g.sector_bytes as u64;
+    for a in accesses {
+        let last = a.addr + a.size.max(1) as u64 - 1;
+        scratch.extend(a.addr / sb..=last / sb);
+    }
+    scratch.sort_unstable();
+    scratch.dedup();
+    let per_line = (g.line_bytes / g.sector_bytes).max(1) as u64;
+    let mut lines = 0;
+    let mut prev = u64::MAX;
+    for s in scratch.iter() {
+        if s / per_line != prev {
+            prev = s / per_line;
+            lines += 1;
+        }
+    }
+    Transactions {
+        sectors: scratch.len() as u32,
+        lines,
+    }
+}
+
+/// The interleaved address of lane `lane`'s local-memory byte `addr` (see the module doc).
+pub fn local_interleave(addr: u64, lane: u32, warp_size: u32) -> u64 {
+    ((addr / 4) * warp_size as u64 + lane as u64) * 4 + addr % 4
+}
+
+/// The shared-memory conflict degree of `accesses` (1 = conflict-free; see the module doc).
+/// `scratch` is reused.
+pub fn conflict_degree(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<u64>) -> u32 {
+    let bb = g.bank_bytes.max(1);
+    let banks = (g.banks as usize).clamp(1, MAX_BANKS);
+    let widest = accesses.iter().map(|a| a.size).max().unwrap_or(0);
+    // lanes per group: a group's request spans at most all banks once
+    let group = if widest > bb {
+        ((banks as u32 * bb) / widest).max(1)
+    } else {
+        g.warp_size.max(1)
+    };
+    let mut degree = 1;
+    let mut start = 0;
+    while start < g.warp_size.max(1) {
+        let end = start + group;
+        scratch.clear();
+        for a in accesses.iter().filter(|a| a.lane >= start && a.lane < end) {
+            let last = a.addr + a.size.max(1) as u64 - 1;
+            scratch.extend(a.addr / bb as u64..=last / bb as u64);
+        }
+        if !scratch.is_empty() {
+            scratch.sort_unstable();
+            scratch.dedup();
+            let mut per_bank = [0u32; MAX_BANKS];
+            for w in scratch.iter() {
+                per_bank[(w % banks as u64) as usize] += 1;
+            }
+            let worst = per_bank[..banks].iter().copied().max().unwrap_or(1);
+            degree += worst - 1;
+        }
+        start = end;
+    }
+    degree
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G: Geometry = Geometry {
+        sector_bytes: 32,
+        line_bytes: 128,
+        banks: 32,
+        bank_bytes: 4,
+        warp_size: 32,
+    };
+
+    /// Lane `l` at `base + l · stride` bytes, `size` bytes each.
+    fn strided(base: u64, stride: u64, size: u32) -> Vec<LaneAccess> {
+        (0..32)
+            .map(|l| LaneAccess {
+                lane: l,
+                addr: base + l as u64 * stride,
+                size,
+            })
+            .collect()
+    }
+
+    fn tx(a: &[LaneAccess]) -> (u32, u32) {
+        let t = sectors(a, &G, &mut Vec::new());
+        (t.sectors, t.lines)
+    }
+
+    fn deg(a: &[LaneAccess]) -> u32 {
+        conflict_degree(a, &G, &mut Vec::new())
+    }
+
+    #[test]
+    fn unit_stride_words_are_four_sectors_in_one_line() {
+        assert_eq!(tx(&strided(0x1000, 4, 4)), (4, 1));
+    }
+
+    #[test]
+    fn stride_two_words_is_eight_sectors_in_two_lines() {
+        assert_eq!(tx(&strided(0x1000, 8, 4)), (8, 2));
+    }
+
+    #[test]
+    fn one_address_is_one_sector() {
+        assert_eq!(tx(&strided(0x1004, 0, 4)), (1, 1));
+    }
+
+    #[test]
+    fn large_strides_touch_a_sector_and_a_line_per_lane() {
+        assert_eq!(tx(&strided(0, 128, 4)), (32, 32));
+        assert_eq!(tx(&strided(0, 32, 4)), (32, 8));
+        // unaligned start: 128 contiguous bytes from 0x10 cross into a second line
+        assert_eq!(tx(&strided(0x10, 4, 4)), (5, 2));
+        // 8-byte unit stride: 256 bytes, 8 sectors, 2 lines
+        assert_eq!(tx(&strided(0, 8, 8)), (8, 2));
+        assert_eq!(tx(&[]), (0, 0));
+    }
+
+    #[test]
+    fn shared_strides_give_the_classic_degrees() {
+        assert_eq!(deg(&strided(0, 4, 4)), 1);
+        assert_eq!(deg(&strided(0, 8, 4)), 2);
+        assert_eq!(deg(&strided(0, 16, 4)), 4);
+        assert_eq!(deg(&strided(0, 32 * 4, 4)), 32);
+        assert_eq!(deg(&strided(0, 12, 4)), 1, "odd strides are conflict-free");
+    }
+
+    #[test]
+    fn same_word_is_a_broadcast() {
+        assert_eq!(deg(&strided(64, 0, 4)), 1);
+        // bytes of one word: still one word per bank
+        let bytes: Vec<LaneAccess> = (0..32)
+            .map(|l| LaneAccess {
+                lane: l,
+                addr: (l / 8) as u64,
+                size: 1,
+            })
+            .collect();
+        assert_eq!(deg(&bytes), 1);
+    }
+
+    #[test]
+    fn wide_accesses_are_split_into_lane_groups() {
+        // 64-bit unit stride: two conflict-free half-warps
+        assert_eq!(deg(&strided(0, 8, 8)), 1);
+        // 64-bit stride 2: each half-warp has 2 words per bank → one replay each
+        assert_eq!(deg(&strided(0, 16, 8)), 3);
+        // 128-bit unit stride: four conflict-free quarter-warps
+        assert_eq!(deg(&strided(0, 16, 16)), 1);
+    }
+
+    #[test]
+    fn inactive_lanes_do_not_count() {
+        let a: Vec<LaneAccess> = strided(0, 128, 4).into_iter().take(4).collect();
+        assert_eq!(deg(&a), 4);
+        assert_eq!(tx(&a), (4, 4));
+    }
+
+    #[test]
+    fn local_words_interleave_across_lanes() {
+        let a: Vec<LaneAccess> = (0..32)
+            .map(|l| LaneAccess {
+                lane: l,
+                addr: local_interleave(8, l, 32),
+                size: 4,
+            })
+            .collect();
+        assert_eq!(tx(&a), (4, 1));
+        assert_eq!(local_interleave(1, 3, 32), 13);
+    }
+}
