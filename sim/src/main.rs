@@ -160,6 +160,11 @@ fn cmd_run(args: &RunArgs) -> i32 {
         m.counters.shared_replays,
         m.shared_conflict_degree
     );
+    let c = &m.counters;
+    println!(
+        "  caches              L1 {} hits, {} misses, {} evictions; L2 {} hits, {} misses, {} evictions, {} write-backs; DRAM {} reads",
+        c.l1_hits, c.l1_misses, c.l1_evictions, c.l2_hits, c.l2_misses, c.l2_evictions, c.l2_writebacks, c.dram_reads
+    );
     let stalls: Vec<String> = s
         .totals
         .stalls

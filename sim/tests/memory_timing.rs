@@ -117,7 +117,7 @@ fn strided_global_loads_show_sectors_per_request() {
 
 /// An uncoalesced global load holds the ldst unit one issue interval per line: 32 lines take
 /// 64 cycles per load on tiny, where a coalesced stream is bound by latency / 32 loads in
-/// flight (400 / 32 = 12.5 cycles).
+/// flight (at most the DRAM latency, 400 / 32 = 12.5 cycles; repeated loads hit in L1).
 #[test]
 fn uncoalesced_global_loads_are_serialised_per_line() {
     let dir = temp_dir("global-cost");

@@ -105,7 +105,8 @@ fn fences_wait_for_memory_and_are_counted() {
             .unwrap()
             .cycle
     };
-    let global = gpusim::config::Config::tiny().latency.global as u64;
+    // A store completes when L2 has it (`mem::cache`: write-through to L2).
+    let global = gpusim::config::Config::tiny().l2.hit_latency as u64;
     assert!(
         at("add.u32") >= at("st.global") + global,
         "the fence let the warp go before the store completed"

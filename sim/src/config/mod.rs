@@ -19,8 +19,11 @@ pub struct Config {
     pub name: String,
     pub sm: SmConfig,
     pub latency: LatencyConfig,
-    /// The L1 data cache's geometry (the coalescer's sectors and lines).
+    /// The L1 data cache per SM (the coalescer's sectors and lines, and the timing cache).
     pub l1: L1Config,
+    /// The L2 cache shared by all SMs (`mem::cache`).
+    pub l2: L2Config,
+    pub dram: DramConfig,
     /// A kernel still running after this many cycles is stopped with a watchdog fault.
     pub watchdog_cycles: u64,
 }
@@ -186,21 +189,45 @@ pub struct UnitsConfig {
 #[serde(deny_unknown_fields)]
 pub struct LatencyConfig {
     pub shared: u32,
-    pub global: u32,
-    pub local: u32,
     pub constant: u32,
     pub param: u32,
+    /// Shared-memory atomics (global ones are timed at L2 by `mem::cache`).
     pub atomic: u32,
     pub barrier: u32,
 }
 
 /// The L1 data cache: a request touches `sector_bytes` sectors, grouped in `line_bytes` lines
 /// (the coalescer, `mem::coalesce`; the L1 takes one line per cycle).
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct L1Config {
     pub line_bytes: u32,
     pub sector_bytes: u32,
+    pub size_kib: u32,
+    pub ways: u32,
+    /// Load-to-use cycles when every sector of a request hits.
+    pub hit_latency: u32,
+    /// `lru` or `fifo` (`mem::cache::REPLACEMENTS`).
+    pub replacement: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L2Config {
+    pub size_kib: u32,
+    pub ways: u32,
+    /// Load-to-use cycles when the sectors an L1 misses hit in L2.
+    pub hit_latency: u32,
+    pub line_bytes: u32,
+    pub sector_bytes: u32,
+    pub replacement: String,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramConfig {
+    /// Load-to-use cycles of a request that misses in L2 (fixed: no banks or bandwidth yet).
+    pub latency: u32,
 }
 
 /// Narasiman et al. (MICRO 2011) evaluate fetch groups of 8 warps.
@@ -315,17 +342,35 @@ impl Config {
                 ),
             ));
         }
-        let l1 = &self.l1;
-        if !l1.sector_bytes.is_power_of_two()
-            || !l1.line_bytes.is_power_of_two()
-            || l1.line_bytes < l1.sector_bytes
-        {
-            return Err((
-                "l1",
-                format!(
-                    "sector_bytes and line_bytes must be powers of two with line_bytes >= sector_bytes; got {l1:?}"
-                ),
-            ));
+        for (key, g) in [("l1", self.l1_geometry()), ("l2", self.l2_geometry())] {
+            if !g.sector_bytes.is_power_of_two()
+                || !g.line_bytes.is_power_of_two()
+                || g.line_bytes < g.sector_bytes
+                || g.line_bytes / g.sector_bytes > 64
+            {
+                return Err((
+                    key,
+                    format!(
+                        "sector_bytes and line_bytes must be powers of two with sector_bytes <= line_bytes <= 64 sectors; got {g:?}"
+                    ),
+                ));
+            }
+            if g.ways == 0 || g.size_bytes < g.line_bytes as u64 * g.ways as u64 {
+                return Err((
+                    key,
+                    format!("size_kib must hold at least one set of `ways` lines; got {g:?}"),
+                ));
+            }
+            if !crate::mem::cache::REPLACEMENTS.contains(&g.replacement.as_str()) {
+                return Err((
+                    key,
+                    format!(
+                        "replacement must be one of {:?}, got {:?}",
+                        crate::mem::cache::REPLACEMENTS,
+                        g.replacement
+                    ),
+                ));
+            }
         }
         if sm.shared_banks == 0 || sm.shared_banks as usize > crate::mem::coalesce::MAX_BANKS {
             return Err((
@@ -344,6 +389,36 @@ impl Config {
     }
 
     /// The coalescer's view of this config.
+    pub fn l1_geometry(&self) -> crate::mem::cache::CacheGeometry {
+        let l = &self.l1;
+        crate::mem::cache::CacheGeometry {
+            size_bytes: l.size_kib as u64 * 1024,
+            ways: l.ways,
+            line_bytes: l.line_bytes,
+            sector_bytes: l.sector_bytes,
+            replacement: l.replacement.clone(),
+        }
+    }
+
+    pub fn l2_geometry(&self) -> crate::mem::cache::CacheGeometry {
+        let l = &self.l2;
+        crate::mem::cache::CacheGeometry {
+            size_bytes: l.size_kib as u64 * 1024,
+            ways: l.ways,
+            line_bytes: l.line_bytes,
+            sector_bytes: l.sector_bytes,
+            replacement: l.replacement.clone(),
+        }
+    }
+
+    pub fn mem_latencies(&self) -> crate::mem::cache::Latencies {
+        crate::mem::cache::Latencies {
+            l1: self.l1.hit_latency,
+            l2: self.l2.hit_latency,
+            dram: self.dram.latency,
+        }
+    }
+
     pub fn coalescer(&self) -> crate::mem::coalesce::Geometry {
         crate::mem::coalesce::Geometry {
             sector_bytes: self.l1.sector_bytes,

@@ -68,6 +68,8 @@ pub fn run_launch(
         trace: spec.trace,
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
+    // Caches start cold at every launch (tags only; values live in `global`).
+    let mut l2 = crate::mem::cache::Cache::new(&cfg.l2_geometry()).expect("validated L2 geometry");
     let n_ctas = spec
         .grid
         .iter()
@@ -104,7 +106,7 @@ pub fn run_launch(
         let mut next_ready: Option<u64> = None;
         let mut suspect = false;
         for sm in sms.iter_mut().filter(|s| !s.is_idle()) {
-            let r = sm.step(cycle, &sh, global, &mut epoch)?;
+            let r = sm.step(cycle, &sh, global, &mut l2, &mut epoch)?;
             issued += r.issued;
             done_ctas += r.ctas_completed as u64;
             suspect |= r.spin_suspect;

@@ -110,8 +110,8 @@ impl Class {
             Class::Tensor => u.tensor.latency,
             Class::Branch => u.branch.latency,
             Class::Shared => l.shared,
-            Class::Global => l.global,
-            Class::Local => l.local,
+            // The minimum: `mem::cache::access` times each request that has lanes.
+            Class::Global | Class::Local => cfg.l1.hit_latency,
             Class::Const => l.constant,
             Class::Param => l.param,
             Class::Atomic => l.atomic,

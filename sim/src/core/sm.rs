@@ -27,6 +27,8 @@ pub struct Sm {
     part_regs: Vec<u32>,
     pub used_shared: u32,
     pub stats: SmStats,
+    /// This SM's L1 data cache (tags only, for timing).
+    pub l1: crate::mem::cache::Cache,
     pub events: Vec<WarpEvent>,
     next_age: u64,
     cands: Vec<Candidate>,
@@ -69,6 +71,7 @@ impl Sm {
             part_regs: vec![0; cfg.sm.schedulers as usize],
             used_shared: 0,
             stats: SmStats::default(),
+            l1: crate::mem::cache::Cache::new(&cfg.l1_geometry()).expect("validated L1 geometry"),
             events: Vec::new(),
             next_age: 0,
             cands: Vec::with_capacity(n),
@@ -145,6 +148,7 @@ impl Sm {
         cycle: u64,
         sh: &Shared,
         global: &mut crate::mem::GlobalMemory,
+        l2: &mut crate::mem::cache::Cache,
         epoch: &mut u64,
     ) -> Result<StepResult, Fault> {
         let mut res = StepResult {
@@ -189,7 +193,7 @@ impl Sm {
             let not_selected = self.cands.iter().filter(|c| c.ready).count() as u64 - 1;
             self.stats.stall(Stall::NotSelected, not_selected);
             self.stats.stall(Stall::Issued, 1);
-            let first = self.issue(slot, s, cycle, sh, global, epoch, &mut res)?;
+            let first = self.issue(slot, s, cycle, sh, global, l2, epoch, &mut res)?;
             res.issued += 1;
             // Dual issue: a second, independent instruction of the same warp to another unit.
             if sh.cfg.sm.dual_issue {
@@ -198,7 +202,7 @@ impl Sm {
                     if second.is_some_and(|u| Some(u) != first)
                         && classify(w, &self.parts[s], cycle).is_ok()
                     {
-                        self.issue(slot, s, cycle, sh, global, epoch, &mut res)?;
+                        self.issue(slot, s, cycle, sh, global, l2, epoch, &mut res)?;
                         res.issued += 1;
                     }
                 }
@@ -232,6 +236,7 @@ impl Sm {
         cycle: u64,
         sh: &Shared,
         global: &mut crate::mem::GlobalMemory,
+        l2: &mut crate::mem::cache::Cache,
         epoch: &mut u64,
         res: &mut StepResult,
     ) -> Result<Option<Unit>, Fault> {
@@ -251,6 +256,7 @@ impl Sm {
             stats,
             events,
             id,
+            l1,
             ..
         } = self;
         let w = warps[slot].as_mut().expect("picked warps exist");
@@ -260,6 +266,8 @@ impl Sm {
             cta,
             stats,
             events,
+            l1,
+            l2,
         };
         let r = Self::issue_warp(ctx, w, slot, cycle, sh, global, epoch, res);
         w.refresh_ready(sh.prog);
@@ -336,8 +344,23 @@ impl Sm {
         let passes = ex.mem.map_or(1, |m| mem_passes(&m, ctx.stats));
         // The last pass leaves the unit (passes − 1) intervals after the first, so the result
         // comes that much later; a coalesced, conflict-free access keeps `latency.*`.
-        let lat = class.latency(sh.cfg) as u64
-            + (passes as u64 - 1) * sh.cfg.sm.units.ldst.issue_interval as u64;
+        let base = match ex.mem {
+            Some(m) if matches!(m.space, Space::Global | Space::Generic | Space::Local) => {
+                let warp_id = ctx.sm_id as u64 * sh.cfg.sm.max_warps as u64 + slot as u64;
+                mem_latency(
+                    ctx.l1,
+                    ctx.l2,
+                    &mut ctx.stats.memory,
+                    w,
+                    warp_id,
+                    sh.cfg,
+                    &m,
+                    &inst.op,
+                )
+            }
+            _ => class.latency(sh.cfg),
+        };
+        let lat = base as u64 + (passes as u64 - 1) * sh.cfg.sm.units.ldst.issue_interval as u64;
         let deps = &sh.prog.funcs[f.0 as usize].deps[pc];
         if w.simt.split_issue() {
             // A released `.sync` collective: each lane wrote the destinations of the matching
@@ -689,12 +712,52 @@ fn mem_passes(m: &MemSummary, stats: &mut SmStats) -> u32 {
     }
 }
 
+/// The L1 → L2 → DRAM latency of a global or local request whose sectors the coalescer left
+/// in `w.mem_keys` (`mem::cache::access`). Local addresses are private to a thread: they are
+/// tagged with the warp's global slot above bit 40 (interleaved local addresses stay below:
+/// 512 KiB × 64 lanes = 2^25), so warps never share local lines.
+#[allow(clippy::too_many_arguments)]
+fn mem_latency(
+    l1: &mut crate::mem::cache::Cache,
+    l2: &mut crate::mem::cache::Cache,
+    counters: &mut crate::stats::MemCounters,
+    w: &Warp,
+    warp_id: u64,
+    cfg: &Config,
+    m: &MemSummary,
+    op: &gpusim_isa::Op,
+) -> u32 {
+    use crate::mem::cache::{access, AccessKind};
+    let kind = match op {
+        gpusim_isa::Op::St { .. } => AccessKind::Store,
+        gpusim_isa::Op::Atom { .. } => AccessKind::Atomic,
+        _ => AccessKind::Load,
+    };
+    let offset = if m.space == Space::Local {
+        (1 << 62) | (warp_id << 40)
+    } else {
+        0
+    };
+    access(
+        l1,
+        l2,
+        cfg.mem_latencies(),
+        kind,
+        &w.mem_keys,
+        cfg.l1.sector_bytes as u64,
+        offset,
+        counters,
+    )
+}
+
 /// The parts of the SM that issuing one warp's instruction touches.
 struct IssueCtx<'a> {
     sm_id: u32,
     cta: &'a mut Cta,
     stats: &'a mut SmStats,
     events: &'a mut Vec<WarpEvent>,
+    l1: &'a mut crate::mem::cache::Cache,
+    l2: &'a mut crate::mem::cache::Cache,
 }
 
 struct IssueDone {

@@ -2,6 +2,7 @@
 //! alignment checks. Timing lives in the core's latency model for now; the memory-program
 //! engine and caches will sit behind this same request interface.
 
+pub mod cache;
 pub mod coalesce;
 pub mod program;
 

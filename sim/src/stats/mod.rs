@@ -101,6 +101,16 @@ pub struct MemCounters {
     pub shared_requests: u64,
     /// Σ (conflict degree − 1) over shared requests.
     pub shared_replays: u64,
+    /// Sector lookups per level (`mem::cache`): loads look up L1; L1 misses, stores and
+    /// atomics look up L2; L2 misses of loads and atomics read DRAM.
+    pub l1_hits: u64,
+    pub l1_misses: u64,
+    pub l1_evictions: u64,
+    pub l2_hits: u64,
+    pub l2_misses: u64,
+    pub l2_evictions: u64,
+    pub l2_writebacks: u64,
+    pub dram_reads: u64,
 }
 
 impl MemCounters {
@@ -110,6 +120,14 @@ impl MemCounters {
         self.global_lines += o.global_lines;
         self.shared_requests += o.shared_requests;
         self.shared_replays += o.shared_replays;
+        self.l1_hits += o.l1_hits;
+        self.l1_misses += o.l1_misses;
+        self.l1_evictions += o.l1_evictions;
+        self.l2_hits += o.l2_hits;
+        self.l2_misses += o.l2_misses;
+        self.l2_evictions += o.l2_evictions;
+        self.l2_writebacks += o.l2_writebacks;
+        self.dram_reads += o.dram_reads;
     }
 }
 
