@@ -1,0 +1,79 @@
+//! Prints the latency table of `docs/memory.md`: cycles per load of the pointer chases
+//! (`traces/microbench/chase_*.yaml`, one thread's dependent loads) on volta-v100 against the
+//! published V100 figures. Run with `cargo run --release -p gpusim --example latency_table`.
+
+use gpusim::config::Config;
+use std::path::{Path, PathBuf};
+
+/// (level, chase, shorter and longer chain in loads, published cycles, its source).
+const LEVELS: &[(&str, &str, u64, u64, f64, &str)] = &[
+    ("L1 hit", "l1", 32, 96, 28.0, "Jia et al. 2018"),
+    ("shared", "shared", 32, 96, 19.0, "Jia et al. 2018"),
+    ("L2 hit", "l2", 512, 1024, 193.0, "Jia et al. 2018 (~193)"),
+    (
+        "DRAM",
+        "dram",
+        64,
+        192,
+        460.0,
+        "markdewing pointer chase (~460)",
+    ),
+];
+
+fn microbench() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/microbench")
+}
+
+/// `chase_NAME.yaml` with `n` loads and absolute file paths, written into `dir`.
+fn manifest(name: &str, n: u64, dir: &Path) -> PathBuf {
+    let src = std::fs::read_to_string(microbench().join(format!("chase_{name}.yaml"))).unwrap();
+    let mut text = String::new();
+    for line in src.lines() {
+        if line.starts_with("checks:") {
+            break;
+        }
+        let line = if let Some(file) = line.strip_prefix("kernel:") {
+            format!("kernel: {}", microbench().join(file.trim()).display())
+        } else if let Some((head, file)) = line.split_once("npy: ") {
+            let npy = microbench().join(file.trim_end_matches([' ', '}']));
+            format!("{head}npy: {} }} }}", npy.display())
+        } else if line.trim_start().starts_with("args:") {
+            let (head, _) = line.rsplit_once(", ").unwrap();
+            format!("{head}, {n}]")
+        } else {
+            line.to_string()
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let path = dir.join(format!("chase_{name}_{n}.yaml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn main() {
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/volta-v100.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let cfg = Config::from_yaml("volta-v100", &text, &[]).expect("volta-v100 is valid");
+    let int = cfg.sm.units.int.latency as f64;
+    let dir = std::env::temp_dir().join(format!("gpusim-latency-table-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cycles = |name: &str, n: u64| {
+        gpusim::run_manifest(&manifest(name, n, &dir), Some(&config), &[])
+            .unwrap_or_else(|e| panic!("chase_{name}: {e}"))
+            .stats
+            .totals
+            .cycles
+    };
+    println!("| level | simulated cycles per load | published V100 | difference | source |");
+    println!("|---|---:|---:|---:|---|");
+    for &(level, name, short, long, published, source) in LEVELS {
+        let (a, b) = (cycles(name, short), cycles(name, long));
+        let per_load = (b - a) as f64 / (long - short) as f64 - int;
+        println!(
+            "| {level} | {per_load:.1} | {published:.0} | {:+.1} | {source} |",
+            per_load - published
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
