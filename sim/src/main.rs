@@ -165,6 +165,15 @@ fn cmd_run(args: &RunArgs) -> i32 {
         "  caches              L1 {} hits, {} misses, {} evictions; L2 {} hits, {} misses, {} evictions, {} write-backs; DRAM {} reads",
         c.l1_hits, c.l1_misses, c.l1_evictions, c.l2_hits, c.l2_misses, c.l2_evictions, c.l2_writebacks, c.dram_reads
     );
+    println!(
+        "  bandwidth           MSHR {} merges, {} stalls; L2 {:.0} busy cycles ({:.1}%), DRAM {:.0} busy cycles ({:.1}%)",
+        c.mshr_merges,
+        c.mshr_stalls,
+        m.l2_busy_cycles,
+        100.0 * m.l2_utilisation,
+        m.dram_busy_cycles,
+        100.0 * m.dram_utilisation
+    );
     let stalls: Vec<String> = s
         .totals
         .stalls

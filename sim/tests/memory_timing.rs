@@ -3,7 +3,8 @@
 //! degree and the sectors per request read from the stats, and the cost of a strided shared
 //! load scaling with its conflict degree (cycles per load from two trip counts, so overheads
 //! cancel, as in `microbench.rs`); and the pointer chases (`chase_*.yaml`): one thread's
-//! dependent loads cost the configured L1, L2, DRAM and shared latency.
+//! dependent loads cost the configured L1, L2, DRAM and shared latency; and the streaming read
+//! (`stream_dram.yaml`): DRAM bandwidth, MSHR merging and MSHR exhaustion.
 
 use gpusim::run_manifest;
 use gpusim::stats::RunStats;
@@ -31,6 +32,17 @@ fn run(name: &str, n: u64, dir: &Path) -> RunStats {
 
 /// As `run`, on the config at `config` (the embedded tiny one for `None`).
 fn run_on(name: &str, n: u64, config: Option<&Path>, dir: &Path) -> RunStats {
+    run_set(name, n, config, &[], dir)
+}
+
+/// As `run_on`, with `--set KEY=VALUE` overrides.
+fn run_set(
+    name: &str,
+    n: u64,
+    config: Option<&Path>,
+    set: &[(String, String)],
+    dir: &Path,
+) -> RunStats {
     let src =
         std::fs::read_to_string(root().join(format!("traces/microbench/{name}.yaml"))).unwrap();
     let mut text = String::new();
@@ -57,7 +69,7 @@ fn run_on(name: &str, n: u64, config: Option<&Path>, dir: &Path) -> RunStats {
     }
     let path = dir.join(format!("{name}_{n}.yaml"));
     std::fs::write(&path, text).unwrap();
-    run_manifest(&path, config, &[])
+    run_manifest(&path, config, set)
         .unwrap_or_else(|e| panic!("{name}: {e}"))
         .stats
 }
@@ -186,5 +198,68 @@ fn pointer_chases_measure_the_configured_latencies() {
         }
     }
     eprintln!("{report:#?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The streaming read (`stream_dram`, every warp load a new line, never revisited) is bound by
+/// DRAM bandwidth: the bytes read from DRAM per cycle between trip counts 2 and 8 (ramp-up and
+/// the tail cancel) are within 5 % of `dram.bytes_per_cycle`, on tiny and volta-v100.
+#[test]
+fn streaming_reads_reach_the_dram_bandwidth() {
+    let dir = temp_dir("stream");
+    let mut report = Vec::new();
+    for cfg_name in ["tiny", "volta-v100"] {
+        let path = root().join(format!("configs/{cfg_name}.yaml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cfg = gpusim::config::Config::from_yaml(cfg_name, &text, &[]).unwrap();
+        let (a, b) = (
+            run_on("stream_dram", 2, Some(&path), &dir),
+            run_on("stream_dram", 8, Some(&path), &dir),
+        );
+        let (ma, mb) = (&a.totals.memory.counters, &b.totals.memory.counters);
+        let bytes = (mb.dram_bytes - ma.dram_bytes) as f64;
+        let got = bytes / (b.totals.cycles - a.totals.cycles) as f64;
+        let want = cfg.dram.bytes_per_cycle as f64;
+        report.push(format!(
+            "{cfg_name}: {got:.1} B/cycle from DRAM, configured {want}; utilisation {:.3}",
+            b.totals.memory.dram_utilisation
+        ));
+        assert_eq!(bytes, 6.0 * 4.0 * 40960.0 * 4.0, "{report:#?}");
+        assert!((got - want).abs() <= 0.05 * want, "{report:#?}");
+    }
+    eprintln!("{report:#?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// One warp's 32 independent loads of the same line (`global_stride1`): the first misses and
+/// the others merge with its fill (4 sectors each), with no further L2 traffic.
+#[test]
+fn loads_of_a_line_in_flight_merge() {
+    let dir = temp_dir("merge");
+    let m = run("global_stride1", 2, &dir).totals.memory.counters;
+    eprintln!("{m:?}");
+    assert_eq!(m.mshr_merges, 31 * 4);
+    assert_eq!(m.l1_misses, 4);
+    assert_eq!(m.mshr_stalls, 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// With a single MSHR per L1 each SM has one line in flight, so nearly every load of the
+/// streaming read waits for an MSHR and the read runs at about one line per DRAM latency per
+/// SM instead of at DRAM bandwidth (tiny's 32 MSHRs already stall some loads).
+#[test]
+fn exhausted_mshrs_add_latency() {
+    let dir = temp_dir("mshr");
+    let base = run("stream_dram", 2, &dir).totals;
+    let set = [("l1.mshrs".to_string(), "1".to_string())];
+    let one = run_set("stream_dram", 2, None, &set, &dir).totals;
+    eprintln!(
+        "{} cycles with tiny's MSHRs, {} with one ({} stalls)",
+        base.cycles, one.cycles, one.memory.counters.mshr_stalls
+    );
+    let loads = one.memory.counters.l1_misses / 4;
+    assert!(one.memory.counters.mshr_stalls >= loads - 2);
+    assert!(base.memory.counters.mshr_stalls < loads);
+    assert!(one.cycles > 2 * base.cycles);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -5,6 +5,7 @@
 //! are errors that list the valid ones (serde `deny_unknown_fields` on every struct).
 
 mod overrides;
+pub mod programs;
 
 pub use overrides::apply_override;
 
@@ -26,6 +27,13 @@ pub struct Config {
     pub dram: DramConfig,
     /// A kernel still running after this many cycles is stopped with a watchdog fault.
     pub watchdog_cycles: u64,
+    /// Memory programs by operation, as text (`programs`; key `st_global_wb` for
+    /// `st.global.wb`); absent ones are the library's. Parsed and checked on load.
+    #[serde(default)]
+    pub memory_programs: std::collections::BTreeMap<String, String>,
+    /// Every operation's parsed program (from `memory_programs` or the library).
+    #[serde(skip)]
+    parsed_programs: std::collections::BTreeMap<&'static str, crate::mem::program::Program>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -209,6 +217,8 @@ pub struct L1Config {
     pub hit_latency: u32,
     /// `lru` or `fifo` (`mem::cache::REPLACEMENTS`).
     pub replacement: String,
+    /// Miss status holding registers: lines in flight at once (`mem::cache::Mshrs`).
+    pub mshrs: u32,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -221,13 +231,17 @@ pub struct L2Config {
     pub line_bytes: u32,
     pub sector_bytes: u32,
     pub replacement: String,
+    /// Aggregate bytes the L2 serves per core cycle (`mem::cache::Server`).
+    pub bytes_per_cycle: u32,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DramConfig {
-    /// Load-to-use cycles of a request that misses in L2 (fixed: no banks or bandwidth yet).
+    /// Unloaded load-to-use cycles of a request that misses in L2 (no banks or row buffers).
     pub latency: u32,
+    /// Aggregate bytes DRAM delivers per core cycle (`mem::cache::Server`).
+    pub bytes_per_cycle: u32,
 }
 
 /// Narasiman et al. (MICRO 2011) evaluate fetch groups of 8 warps.
@@ -264,11 +278,12 @@ impl Config {
         for (k, v) in overrides {
             apply_override(&mut value, k, v).map_err(|m| err(k, m))?;
         }
-        let cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
+        let mut cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             err(&path, e.into_inner().to_string())
         })?;
         cfg.validate().map_err(|(p, m)| err(p, m))?;
+        cfg.parsed_programs = programs::load(&cfg.memory_programs).map_err(|(p, m)| err(&p, m))?;
         Ok(cfg)
     }
 
@@ -342,6 +357,16 @@ impl Config {
                 ),
             ));
         }
+        // Bounds keep the MSHR scan and the servers' byte clocks small.
+        for (key, n, max) in [
+            ("l1.mshrs", self.l1.mshrs, 4096),
+            ("l2.bytes_per_cycle", self.l2.bytes_per_cycle, 1 << 20),
+            ("dram.bytes_per_cycle", self.dram.bytes_per_cycle, 1 << 20),
+        ] {
+            if n == 0 || n > max {
+                return Err((key, format!("must be in 1..={max}; got {n}")));
+            }
+        }
         for (key, g) in [("l1", self.l1_geometry()), ("l2", self.l2_geometry())] {
             if !g.sector_bytes.is_power_of_two()
                 || !g.line_bytes.is_power_of_two()
@@ -359,6 +384,21 @@ impl Config {
                 return Err((
                     key,
                     format!("size_kib must hold at least one set of `ways` lines; got {g:?}"),
+                ));
+            }
+            // 256 MiB of tags at most: the tag arrays are allocated per launch.
+            if g.size_bytes > 1 << 28 {
+                return Err((key, format!("size_kib must be at most 262144; got {g:?}")));
+            }
+            // Every SM allocates its own L1 tags: bound the total too (1 GiB of L1 in all).
+            if key == "l1" && g.size_bytes.saturating_mul(sm.count as u64) > 1 << 30 {
+                return Err((
+                    key,
+                    format!(
+                        "sm.count × l1.size_kib must be at most 1 GiB; got {} SMs × {} KiB",
+                        sm.count,
+                        g.size_bytes / 1024
+                    ),
                 ));
             }
             if !crate::mem::cache::REPLACEMENTS.contains(&g.replacement.as_str()) {
@@ -386,6 +426,20 @@ impl Config {
             return Err(("sm.shared_bank_bytes", "must be positive".into()));
         }
         Ok(())
+    }
+
+    /// The parsed memory program of operation `op`, a library name such as `st.global.wb`
+    /// (`programs::valid_keys` with `.` for `_`), configured or the default.
+    ///
+    /// # Panics
+    /// If `op` is not an operation name of `mem::program::library::ALL`.
+    pub fn memory_program(&self, op: &str) -> &crate::mem::program::Program {
+        self.parsed_programs.get(op).unwrap_or_else(|| {
+            panic!(
+                "unknown memory operation `{op}`; valid: {:?}",
+                crate::mem::program::library::ALL.map(|(o, _)| o)
+            )
+        })
     }
 
     /// The coalescer's view of this config.

@@ -3,6 +3,9 @@
 
 use serde_norway::Value;
 
+/// Top-level sections that a file may leave out and `--set` may still fill in.
+const OPTIONAL_SECTIONS: [&str; 1] = ["memory_programs"];
+
 /// Set `path` (dot-separated) to `raw`, parsed as a YAML scalar. A missing intermediate key
 /// is an error naming it; a missing leaf is created so that the typed pass can reject it with
 /// the list of valid keys.
@@ -22,6 +25,9 @@ pub fn apply_override(root: &mut Value, path: &str, raw: &str) -> Result<(), Str
         if i + 1 == parts.len() {
             map.insert(key, value);
             return Ok(());
+        }
+        if i == 0 && OPTIONAL_SECTIONS.contains(part) && !map.contains_key(&key) {
+            map.insert(key.clone(), Value::Mapping(Default::default()));
         }
         if !map.contains_key(&key) {
             let valid: Vec<String> = map

@@ -69,7 +69,12 @@ pub fn run_launch(
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
     // Caches start cold at every launch (tags only; values live in `global`).
-    let mut l2 = crate::mem::cache::Cache::new(&cfg.l2_geometry()).expect("validated L2 geometry");
+    // The L2 and DRAM bandwidth servers are idle at every launch too.
+    let mut l2 = crate::mem::cache::Backend {
+        l2: crate::mem::cache::Cache::new(&cfg.l2_geometry()).expect("validated L2 geometry"),
+        l2_bw: crate::mem::cache::Server::new(cfg.l2.bytes_per_cycle),
+        dram_bw: crate::mem::cache::Server::new(cfg.dram.bytes_per_cycle),
+    };
     let n_ctas = spec
         .grid
         .iter()
@@ -171,6 +176,8 @@ fn sm_scope(cfg: &Config) -> crate::stats::Scope {
         units: super::program::Unit::ALL
             .map(|u| u.shape(&cfg.sm.units).0 as u64 * cfg.sm.schedulers as u64),
         warp_slots: cfg.sm.max_warps as u64,
+        l2_bytes_per_cycle: cfg.l2.bytes_per_cycle as u64,
+        dram_bytes_per_cycle: cfg.dram.bytes_per_cycle as u64,
     }
 }
 

@@ -29,6 +29,8 @@ pub struct Sm {
     pub stats: SmStats,
     /// This SM's L1 data cache (tags only, for timing).
     pub l1: crate::mem::cache::Cache,
+    /// The L1's miss status holding registers (`l1.mshrs`).
+    pub mshrs: crate::mem::cache::Mshrs,
     pub events: Vec<WarpEvent>,
     next_age: u64,
     cands: Vec<Candidate>,
@@ -72,6 +74,7 @@ impl Sm {
             used_shared: 0,
             stats: SmStats::default(),
             l1: crate::mem::cache::Cache::new(&cfg.l1_geometry()).expect("validated L1 geometry"),
+            mshrs: crate::mem::cache::Mshrs::new(cfg.l1.mshrs),
             events: Vec::new(),
             next_age: 0,
             cands: Vec::with_capacity(n),
@@ -148,7 +151,7 @@ impl Sm {
         cycle: u64,
         sh: &Shared,
         global: &mut crate::mem::GlobalMemory,
-        l2: &mut crate::mem::cache::Cache,
+        l2: &mut crate::mem::cache::Backend,
         epoch: &mut u64,
     ) -> Result<StepResult, Fault> {
         let mut res = StepResult {
@@ -236,7 +239,7 @@ impl Sm {
         cycle: u64,
         sh: &Shared,
         global: &mut crate::mem::GlobalMemory,
-        l2: &mut crate::mem::cache::Cache,
+        l2: &mut crate::mem::cache::Backend,
         epoch: &mut u64,
         res: &mut StepResult,
     ) -> Result<Option<Unit>, Fault> {
@@ -257,6 +260,7 @@ impl Sm {
             events,
             id,
             l1,
+            mshrs,
             ..
         } = self;
         let w = warps[slot].as_mut().expect("picked warps exist");
@@ -267,6 +271,7 @@ impl Sm {
             stats,
             events,
             l1,
+            mshrs,
             l2,
         };
         let r = Self::issue_warp(ctx, w, slot, cycle, sh, global, epoch, res);
@@ -349,7 +354,9 @@ impl Sm {
                 let warp_id = ctx.sm_id as u64 * sh.cfg.sm.max_warps as u64 + slot as u64;
                 mem_latency(
                     ctx.l1,
+                    ctx.mshrs,
                     ctx.l2,
+                    cycle,
                     &mut ctx.stats.memory,
                     w,
                     warp_id,
@@ -719,7 +726,9 @@ fn mem_passes(m: &MemSummary, stats: &mut SmStats) -> u32 {
 #[allow(clippy::too_many_arguments)]
 fn mem_latency(
     l1: &mut crate::mem::cache::Cache,
-    l2: &mut crate::mem::cache::Cache,
+    mshrs: &mut crate::mem::cache::Mshrs,
+    l2: &mut crate::mem::cache::Backend,
+    cycle: u64,
     counters: &mut crate::stats::MemCounters,
     w: &Warp,
     warp_id: u64,
@@ -727,7 +736,7 @@ fn mem_latency(
     m: &MemSummary,
     op: &gpusim_isa::Op,
 ) -> u32 {
-    use crate::mem::cache::{access, AccessKind};
+    use crate::mem::cache::{access, AccessKind, Request};
     let kind = match op {
         gpusim_isa::Op::St { .. } => AccessKind::Store,
         gpusim_isa::Op::Atom { .. } => AccessKind::Atomic,
@@ -738,16 +747,14 @@ fn mem_latency(
     } else {
         0
     };
-    access(
-        l1,
-        l2,
-        cfg.mem_latencies(),
+    let req = Request {
         kind,
-        &w.mem_keys,
-        cfg.l1.sector_bytes as u64,
+        sectors: &w.mem_keys,
+        sector_bytes: cfg.l1.sector_bytes as u64,
         offset,
-        counters,
-    )
+        cycle,
+    };
+    access(l1, mshrs, l2, cfg.mem_latencies(), req, counters)
 }
 
 /// The parts of the SM that issuing one warp's instruction touches.
@@ -757,7 +764,8 @@ struct IssueCtx<'a> {
     stats: &'a mut SmStats,
     events: &'a mut Vec<WarpEvent>,
     l1: &'a mut crate::mem::cache::Cache,
-    l2: &'a mut crate::mem::cache::Cache,
+    mshrs: &'a mut crate::mem::cache::Mshrs,
+    l2: &'a mut crate::mem::cache::Backend,
 }
 
 struct IssueDone {

@@ -8,6 +8,13 @@
 //! line (the formal model's `st.global.wb`, `mem/program/library.rs` 4.1: global data never
 //! stays in L1 after a store); L2 is write-back and write-allocate. Atomics are performed at
 //! L2 (4.4 there): L2 latency on a hit, DRAM latency on a miss.
+//!
+//! Loaded behaviour (docs/memory.md): each L1 has `l1.mshrs` miss entries (a miss to a line
+//! already in flight merges with it; a miss with every entry busy waits for the earliest to
+//! free), and L2 and DRAM are each a server of `bytes_per_cycle` whose next-free time advances
+//! by the bytes of each transfer. A request leaves for L2 at max(arrival, next free) and
+//! completes one level latency later, so a lone request never queues and keeps the unloaded
+//! latency the pointer chases measure.
 
 use crate::stats::MemCounters;
 
@@ -237,60 +244,199 @@ pub struct Latencies {
     pub dram: u32,
 }
 
-/// Time one request over the sectors `sectors` (ids in units of `sector_bytes`, the
-/// coalescer's output) whose byte addresses are shifted by `offset` (distinct per warp for
-/// local memory), updating the caches and the `memory` counters. Returns the latency.
-#[allow(clippy::too_many_arguments)]
+/// A finite-bandwidth server (L2 or DRAM): time is kept in bytes (cycle × `bytes_per_cycle`)
+/// so that fractional transfer times stay exact integers.
+pub struct Server {
+    bytes_per_cycle: u64,
+    free: u64,
+}
+
+impl Server {
+    /// An idle server of `bytes_per_cycle` (at least 1).
+    pub fn new(bytes_per_cycle: u32) -> Server {
+        Server {
+            bytes_per_cycle: bytes_per_cycle.max(1) as u64,
+            free: 0,
+        }
+    }
+
+    /// A transfer of `bytes` arriving at cycle `at`: the cycle it starts (at or after `at`,
+    /// once the transfers before it have left); the server is then busy `bytes` longer.
+    pub fn serve(&mut self, at: u64, bytes: u64) -> u64 {
+        if bytes == 0 {
+            return at;
+        }
+        let start = at.saturating_mul(self.bytes_per_cycle).max(self.free);
+        self.free = start.saturating_add(bytes);
+        start.div_ceil(self.bytes_per_cycle)
+    }
+}
+
+/// The part of the hierarchy shared by all SMs of a launch: the L2 tags and the L2 and DRAM
+/// bandwidth servers.
+pub struct Backend {
+    pub l2: Cache,
+    pub l2_bw: Server,
+    pub dram_bw: Server,
+}
+
+/// The fill time of an entry claimed by the request in progress.
+const PENDING: u64 = u64::MAX;
+
+/// An L1's miss status holding registers: the line each entry waits for and the cycle its
+/// fill completes (free once that cycle has passed). Fixed capacity, scanned linearly.
+pub struct Mshrs {
+    line: Vec<u64>,
+    done: Vec<u64>,
+    /// The latest fill time of any entry: nothing is in flight from this cycle on.
+    last: u64,
+}
+
+impl Mshrs {
+    /// `n` free entries (at least 1).
+    pub fn new(n: u32) -> Mshrs {
+        let n = n.max(1) as usize;
+        Mshrs {
+            line: vec![INVALID; n],
+            done: vec![0; n],
+            last: 0,
+        }
+    }
+
+    /// The entry waiting for `line` at `cycle`, if any.
+    fn in_flight(&self, line: u64, cycle: u64) -> Option<usize> {
+        if cycle >= self.last {
+            return None;
+        }
+        (0..self.line.len()).find(|&i| self.line[i] == line && self.done[i] > cycle)
+    }
+
+    /// Claim an entry for a miss to `line` at `cycle`: the entry already waiting for the line,
+    /// else a free one, else the one that frees first. Returns the cycle the miss may leave
+    /// the L1 and whether it had to wait. With every entry claimed by this very request (more
+    /// lines than entries) the miss goes on untracked.
+    fn claim(&mut self, line: u64, cycle: u64) -> (u64, bool) {
+        let i = self
+            .in_flight(line, cycle)
+            .or_else(|| (0..self.done.len()).find(|&i| self.done[i] <= cycle));
+        if let Some(i) = i {
+            self.line[i] = line;
+            self.done[i] = PENDING;
+            return (cycle, false);
+        }
+        let Some(i) = (0..self.done.len()).min_by_key(|&i| self.done[i]) else {
+            return (cycle, false);
+        };
+        if self.done[i] == PENDING {
+            return (cycle, false);
+        }
+        let at = self.done[i];
+        self.line[i] = line;
+        self.done[i] = PENDING;
+        (at, true)
+    }
+
+    /// The request in progress completes at `done`: its claimed entries hold until then.
+    fn finish(&mut self, done: u64) {
+        for d in self.done.iter_mut().filter(|d| **d == PENDING) {
+            *d = done;
+        }
+        self.last = self.last.max(done);
+    }
+}
+
+/// One warp request: the sectors `sectors` (ids in units of `sector_bytes`, the coalescer's
+/// output, sorted) whose byte addresses are shifted by `offset` (distinct per warp for local
+/// memory), issued at `cycle`.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub kind: AccessKind,
+    pub sectors: &'a [u64],
+    pub sector_bytes: u64,
+    pub offset: u64,
+    pub cycle: u64,
+}
+
+/// Time one request, updating the caches, MSHRs, servers and the `memory` counters. Returns
+/// the latency: the latest of its L1 hits (`l1` after issue, or the fill of an in-flight line
+/// they merge with) and of its misses (leaving the L1 once an MSHR is free, starting at L2 —
+/// and DRAM if any sector misses there — once the servers are free, then one level latency).
 pub fn access(
     l1: &mut Cache,
-    l2: &mut Cache,
+    mshrs: &mut Mshrs,
+    back: &mut Backend,
     lat: Latencies,
-    kind: AccessKind,
-    sectors: &[u64],
-    sector_bytes: u64,
-    offset: u64,
+    req: Request,
     c: &mut MemCounters,
 ) -> u32 {
-    let (mut in_l1, mut in_l2) = (true, true);
-    for &s in sectors {
-        let a = s * sector_bytes + offset;
+    let (kind, cycle, sb) = (req.kind, req.cycle, req.sector_bytes);
+    let (mut ready, mut start) = (cycle, cycle);
+    let (mut l2_bytes, mut dram_bytes) = (0u64, 0u64);
+    let mut prev_line = INVALID;
+    for &s in req.sectors {
+        let a = s * sb + req.offset;
+        let line = a / l1.line_bytes;
         if kind == AccessKind::Load && l1.probe(a) == Lookup::Hit {
             c.l1_hits += 1;
+            // A hit on a line still in flight completes with its fill.
+            let t = match mshrs.in_flight(line, cycle) {
+                Some(i) if mshrs.done[i] != PENDING => {
+                    c.mshr_merges += 1;
+                    mshrs.done[i].max(cycle + lat.l1 as u64)
+                }
+                _ => cycle + lat.l1 as u64,
+            };
+            ready = ready.max(t);
             continue;
         }
         match kind {
             AccessKind::Load => {
                 c.l1_misses += 1;
-                in_l1 = false;
+                if line != prev_line {
+                    prev_line = line;
+                    let (at, waited) = mshrs.claim(line, cycle);
+                    c.mshr_stalls += waited as u64;
+                    start = start.max(at);
+                }
             }
             // Write-through, no write-allocate: the L1 copy is dropped.
             AccessKind::Store | AccessKind::Atomic => l1.invalidate(a),
         }
-        if l2.probe(a) == Lookup::Hit {
+        l2_bytes += sb;
+        if back.l2.probe(a) == Lookup::Hit {
             c.l2_hits += 1;
         } else {
             c.l2_misses += 1;
-            in_l2 = false;
             // A full-sector store needs no fetch; loads and atomics read DRAM.
             if kind != AccessKind::Store {
                 c.dram_reads += 1;
+                dram_bytes += sb;
             }
         }
-        let wb = l2.stats.writebacks;
-        if l2.fill(a, kind != AccessKind::Load) {
+        let wb = back.l2.stats.writebacks;
+        if back.l2.fill(a, kind != AccessKind::Load) {
             c.l2_evictions += 1;
-            c.l2_writebacks += l2.stats.writebacks - wb;
+            c.l2_writebacks += back.l2.stats.writebacks - wb;
         }
         if kind == AccessKind::Load && l1.fill(a, false) {
             c.l1_evictions += 1;
         }
     }
-    match kind {
-        AccessKind::Load if in_l1 => lat.l1,
-        AccessKind::Store => lat.l2,
-        _ if in_l2 => lat.l2,
-        _ => lat.dram,
+    if l2_bytes == 0 {
+        return (ready - cycle) as u32;
     }
+    c.l2_bytes += l2_bytes;
+    c.dram_bytes += dram_bytes;
+    let at_l2 = back.l2_bw.serve(start, l2_bytes);
+    let done = match kind {
+        AccessKind::Store => at_l2 + lat.l2 as u64,
+        _ if dram_bytes == 0 => at_l2 + lat.l2 as u64,
+        _ => back.dram_bw.serve(start, dram_bytes).max(at_l2) + lat.dram as u64,
+    };
+    if kind == AccessKind::Load {
+        mshrs.finish(done);
+    }
+    (ready.max(done) - cycle) as u32
 }
 
 #[cfg(test)]
@@ -350,15 +496,108 @@ mod tests {
             l2: 200,
             dram: 400,
         };
-        let (mut l1, mut l2) = (cache(1024, 2, "lru"), cache(4096, 4, "lru"));
+        let mut l1 = cache(1024, 2, "lru");
+        let mut back = backend(64, 16);
+        let mut mshrs = Mshrs::new(4);
         let mut m = MemCounters::default();
-        let mut go =
-            |l1: &mut Cache, l2: &mut Cache, k| access(l1, l2, lat, k, &[0, 1], 32, 0, &mut m);
-        assert_eq!(go(&mut l1, &mut l2, AccessKind::Load), 400);
-        assert_eq!(go(&mut l1, &mut l2, AccessKind::Load), 20);
-        assert_eq!(go(&mut l1, &mut l2, AccessKind::Store), 200);
-        assert_eq!(go(&mut l1, &mut l2, AccessKind::Load), 200);
-        assert_eq!(go(&mut l1, &mut l2, AccessKind::Atomic), 200);
+        let mut cycle = 0;
+        let mut go = |l1: &mut Cache, back: &mut Backend, kind| {
+            cycle += 1000;
+            let req = Request {
+                kind,
+                sectors: &[0, 1],
+                sector_bytes: 32,
+                offset: 0,
+                cycle,
+            };
+            access(l1, &mut mshrs, back, lat, req, &mut m)
+        };
+        assert_eq!(go(&mut l1, &mut back, AccessKind::Load), 400);
+        assert_eq!(go(&mut l1, &mut back, AccessKind::Load), 20);
+        assert_eq!(go(&mut l1, &mut back, AccessKind::Store), 200);
+        assert_eq!(go(&mut l1, &mut back, AccessKind::Load), 200);
+        assert_eq!(go(&mut l1, &mut back, AccessKind::Atomic), 200);
         assert_eq!(m.dram_reads, 2);
+    }
+
+    fn backend(l2_bw: u32, dram_bw: u32) -> Backend {
+        Backend {
+            l2: cache(1 << 16, 4, "lru"),
+            l2_bw: Server::new(l2_bw),
+            dram_bw: Server::new(dram_bw),
+        }
+    }
+
+    fn load(line: u64, cycle: u64) -> Request<'static> {
+        const SECTORS: [u64; 64] = {
+            let mut s = [0; 64];
+            let mut i = 0;
+            while i < 64 {
+                s[i] = i as u64;
+                i += 1;
+            }
+            s
+        };
+        let i = line as usize * 4;
+        Request {
+            kind: AccessKind::Load,
+            sectors: &SECTORS[i..i + 4],
+            sector_bytes: 32,
+            offset: 0,
+            cycle,
+        }
+    }
+
+    const LAT: Latencies = Latencies {
+        l1: 20,
+        l2: 200,
+        dram: 400,
+    };
+
+    /// A second warp reading a line in flight completes with the first, without a new L2
+    /// access.
+    #[test]
+    fn miss_to_a_line_in_flight_merges() {
+        let (mut l1, mut back, mut mshrs) =
+            (cache(4096, 4, "lru"), backend(1024, 1024), Mshrs::new(4));
+        let mut m = MemCounters::default();
+        assert_eq!(
+            access(&mut l1, &mut mshrs, &mut back, LAT, load(0, 0), &mut m),
+            400
+        );
+        assert_eq!(
+            access(&mut l1, &mut mshrs, &mut back, LAT, load(0, 10), &mut m),
+            390
+        );
+        assert_eq!(m.mshr_merges, 4);
+        assert_eq!((m.dram_reads, m.l2_bytes), (4, 128));
+    }
+
+    /// With one MSHR, a second line's miss waits for the first fill.
+    #[test]
+    fn exhausted_mshrs_add_latency() {
+        let (mut l1, mut back, mut mshrs) =
+            (cache(4096, 4, "lru"), backend(1024, 1024), Mshrs::new(1));
+        let mut m = MemCounters::default();
+        assert_eq!(
+            access(&mut l1, &mut mshrs, &mut back, LAT, load(0, 0), &mut m),
+            400
+        );
+        assert_eq!(
+            access(&mut l1, &mut mshrs, &mut back, LAT, load(1, 0), &mut m),
+            800
+        );
+        assert_eq!(m.mshr_stalls, 1);
+    }
+
+    /// A saturated server starts one transfer per bytes / bandwidth.
+    #[test]
+    fn server_queues_at_its_bandwidth() {
+        let mut s = Server::new(16);
+        assert_eq!(s.serve(5, 128), 5);
+        assert_eq!(s.serve(5, 128), 13);
+        assert_eq!(s.serve(5, 8), 21);
+        assert_eq!(s.serve(5, 8), 22);
+        assert_eq!(s.serve(100, 8), 100);
     }
 }

@@ -111,6 +111,14 @@ pub struct MemCounters {
     pub l2_evictions: u64,
     pub l2_writebacks: u64,
     pub dram_reads: u64,
+    /// Loads that hit an L1 line still in flight and complete with its fill (`mem::cache`
+    /// MSHRs; a subset of `l1_hits`).
+    pub mshr_merges: u64,
+    /// Load requests whose miss waited for an MSHR to free.
+    pub mshr_stalls: u64,
+    /// Bytes requested from L2 (L1 misses, stores, atomics) and read from DRAM.
+    pub l2_bytes: u64,
+    pub dram_bytes: u64,
 }
 
 impl MemCounters {
@@ -128,6 +136,10 @@ impl MemCounters {
         self.l2_evictions += o.l2_evictions;
         self.l2_writebacks += o.l2_writebacks;
         self.dram_reads += o.dram_reads;
+        self.mshr_merges += o.mshr_merges;
+        self.mshr_stalls += o.mshr_stalls;
+        self.l2_bytes += o.l2_bytes;
+        self.dram_bytes += o.dram_bytes;
     }
 }
 
@@ -142,12 +154,31 @@ pub struct MemoryReport {
     pub lines_per_request: f64,
     /// Mean shared conflict degree: 1 + replays per request (1 = conflict-free).
     pub shared_conflict_degree: f64,
+    /// Cycles the L2 and DRAM servers spend transferring this scope's bytes (bytes /
+    /// `bytes_per_cycle`), and that as a fraction of the launch's cycles.
+    pub l2_busy_cycles: f64,
+    pub dram_busy_cycles: f64,
+    pub l2_utilisation: f64,
+    pub dram_utilisation: f64,
 }
 
 impl MemoryReport {
-    fn new(c: &MemCounters) -> MemoryReport {
+    fn new(c: &MemCounters, cycles: u64, scope: &Scope) -> MemoryReport {
         let per = |a: u64, n: u64| if n == 0 { 0.0 } else { a as f64 / n as f64 };
+        let l2_busy_cycles = per(c.l2_bytes, scope.l2_bytes_per_cycle);
+        let dram_busy_cycles = per(c.dram_bytes, scope.dram_bytes_per_cycle);
+        let util = |busy: f64| {
+            if cycles == 0 {
+                0.0
+            } else {
+                busy / cycles as f64
+            }
+        };
         MemoryReport {
+            l2_busy_cycles,
+            dram_busy_cycles,
+            l2_utilisation: util(l2_busy_cycles),
+            dram_utilisation: util(dram_busy_cycles),
             counters: *c,
             sectors_per_request: per(c.global_sectors, c.global_requests),
             lines_per_request: per(c.global_lines, c.global_requests),
@@ -254,6 +285,9 @@ pub type UnitCounts = [u64; N_UNITS];
 pub struct Scope {
     pub units: UnitCounts,
     pub warp_slots: u64,
+    /// `l2.bytes_per_cycle` and `dram.bytes_per_cycle` (the servers are GPU-wide).
+    pub l2_bytes_per_cycle: u64,
+    pub dram_bytes_per_cycle: u64,
 }
 
 fn counters(cycles: u64, warp_size: u32, s: &SmStats, scope: &Scope) -> Counters {
@@ -299,7 +333,7 @@ fn counters(cycles: u64, warp_size: u32, s: &SmStats, scope: &Scope) -> Counters
             resident as f64 / (cycles * scope.warp_slots) as f64
         },
         max_resident_warps: s.max_resident_warps,
-        memory: MemoryReport::new(&s.memory),
+        memory: MemoryReport::new(&s.memory, cycles, scope),
     }
 }
 
@@ -325,6 +359,7 @@ impl KernelStats {
         let gpu = Scope {
             units: sm_scope.units.map(|u| u * n),
             warp_slots: sm_scope.warp_slots * n,
+            ..*sm_scope
         };
         KernelStats {
             kernel: kernel.to_string(),

@@ -15,3 +15,6 @@ pub use engine::{
 };
 pub use parse::{parse, ParseError};
 pub use syntax::{BExp, Level, OpExp, Stm};
+
+/// A parsed memory program: its statements in order.
+pub type Program = Vec<Stm>;
