@@ -126,6 +126,8 @@ pub fn run_manifest_with(
     let started = std::time::Instant::now();
     let mut kernels = Vec::new();
     let mut fault = None;
+    // One L2 for the whole run: it persists across launches, as on hardware.
+    let mut l2 = crate::mem::cache::Backend::new(&cfg);
     let mut events = Vec::new();
     for (i, l) in m.launches.iter().enumerate() {
         let merr = |p: &str, msg: String| ManifestError {
@@ -157,7 +159,7 @@ pub fn run_manifest_with(
             trace: opts.trace_warps,
             progress: opts.progress,
         };
-        match run_launch(&prog, &cfg, &mut global, &consts, &spec) {
+        match run_launch(&prog, &cfg, &mut global, &mut l2, &consts, &spec) {
             Ok(r) => {
                 kernels.push(r.stats);
                 events.extend(r.events);

@@ -263,3 +263,17 @@ fn exhausted_mshrs_add_latency() {
     assert!(one.cycles > 2 * base.cycles);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The L2 keeps its contents across the launches of one run: the second launch of
+/// `reduce_shared` reads the per-block sums the first one stored, from L2, with no DRAM read.
+#[test]
+fn l2_persists_across_launches() {
+    let m = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../traces/kernels/reduce_shared/reduce_shared.yaml");
+    let out = gpusim::run_manifest(&m, None, &[]).unwrap();
+    assert!(out.failures.is_empty());
+    let second = serde_json::to_value(&out.stats.kernels[1]).unwrap();
+    let mem = &second["memory"];
+    assert_eq!(mem["dram_reads"].as_u64(), Some(0), "{mem}");
+    assert!(mem["l2_hits"].as_u64().unwrap() > 0, "{mem}");
+}

@@ -37,6 +37,7 @@ pub fn run_launch(
     prog: &Program,
     cfg: &Config,
     global: &mut GlobalMemory,
+    l2: &mut crate::mem::cache::Backend,
     consts: &[u8],
     spec: &LaunchSpec,
 ) -> Result<LaunchResult, Fault> {
@@ -68,13 +69,9 @@ pub fn run_launch(
         trace: spec.trace,
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
-    // Caches start cold at every launch (tags only; values live in `global`).
-    // The L2 and DRAM bandwidth servers are idle at every launch too.
-    let mut l2 = crate::mem::cache::Backend {
-        l2: crate::mem::cache::Cache::new(&cfg.l2_geometry()).expect("validated L2 geometry"),
-        l2_bw: crate::mem::cache::Server::new(cfg.l2.bytes_per_cycle),
-        dram_bw: crate::mem::cache::Server::new(cfg.dram.bytes_per_cycle),
-    };
+    // L1s start cold at every launch (tags only; values live in `global`); the L2 keeps its
+    // contents across the run's launches and its bandwidth servers restart idle.
+    l2.new_launch(cfg);
     let n_ctas = spec
         .grid
         .iter()
@@ -111,7 +108,7 @@ pub fn run_launch(
         let mut next_ready: Option<u64> = None;
         let mut suspect = false;
         for sm in sms.iter_mut().filter(|s| !s.is_idle()) {
-            let r = sm.step(cycle, &sh, global, &mut l2, &mut epoch)?;
+            let r = sm.step(cycle, &sh, global, l2, &mut epoch)?;
             issued += r.issued;
             done_ctas += r.ctas_completed as u64;
             suspect |= r.spin_suspect;

@@ -280,6 +280,24 @@ pub struct Backend {
     pub dram_bw: Server,
 }
 
+impl Backend {
+    /// Cold L2 and idle servers for `cfg`.
+    pub fn new(cfg: &crate::config::Config) -> Backend {
+        Backend {
+            l2: Cache::new(&cfg.l2_geometry()).expect("validated L2 geometry"),
+            l2_bw: Server::new(cfg.l2.bytes_per_cycle),
+            dram_bw: Server::new(cfg.dram.bytes_per_cycle),
+        }
+    }
+
+    /// A new launch restarts the cycle count: the servers become idle, while the L2's contents
+    /// stay (the L2 persists across the launches of one run, as on hardware).
+    pub fn new_launch(&mut self, cfg: &crate::config::Config) {
+        self.l2_bw = Server::new(cfg.l2.bytes_per_cycle);
+        self.dram_bw = Server::new(cfg.dram.bytes_per_cycle);
+    }
+}
+
 /// The fill time of an entry claimed by the request in progress.
 const PENDING: u64 = u64::MAX;
 
