@@ -134,147 +134,93 @@ impl<'a> ExecEnv<'a> {
         }
     }
 
-    fn load(&mut self, w: &mut Warp, inst: &Inst, at: Access) -> Result<u64, Fault> {
+    /// The fault for a misaligned or out-of-bounds access `at` (`what` is "load" or "store").
+    fn access_fault(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        at: Access,
+        kind: FaultKind,
+        what: &str,
+    ) -> Fault {
         let Access {
             lane,
             space,
             addr,
             size,
         } = at;
-        let n = size as u64;
-        if addr % n != 0 {
-            return Err(self.fault(
-                w,
-                inst,
-                lane,
-                FaultKind::Misaligned,
-                format!(
-                    "misaligned {size}-byte {} load at address {addr:#x}",
-                    space.name()
-                ),
-            ));
+        let msg = match kind {
+            FaultKind::Misaligned => format!(
+                "misaligned {size}-byte {} {what} at address {addr:#x}",
+                space.name()
+            ),
+            _ => format!(
+                "out-of-bounds {size}-byte {} {what} at address {addr:#x}{}",
+                space.name(),
+                self.nearest(space, addr)
+            ),
+        };
+        self.fault(w, inst, lane, kind, msg)
+    }
+
+    /// The lane's local-memory bytes of `at`, grown on first touch up to the per-thread limit.
+    fn local_slot<'w>(&self, w: &'w mut Warp, at: Access) -> Option<&'w mut [u8]> {
+        let end = at.addr.checked_add(at.size as u64)?;
+        if end > self.local_limit as u64 {
+            return None;
         }
-        let oob = |env: &Self, w: &Warp| {
-            env.fault(
-                w,
-                inst,
-                lane,
-                FaultKind::OutOfBounds,
-                format!(
-                    "out-of-bounds {size}-byte {} load at address {addr:#x}{}",
-                    space.name(),
-                    env.nearest(space, addr)
-                ),
-            )
+        let l = &mut w.local[at.lane];
+        if l.len() < end as usize {
+            l.resize(end as usize, 0);
+        }
+        Some(&mut l[at.addr as usize..end as usize])
+    }
+
+    fn load(&mut self, w: &mut Warp, inst: &Inst, at: Access) -> Result<u64, Fault> {
+        let (space, addr, n) = (at.space, at.addr, at.size as u64);
+        if addr % n != 0 {
+            return Err(self.access_fault(w, inst, at, FaultKind::Misaligned, "load"));
+        }
+        let range = addr as usize..(addr + n) as usize;
+        let bytes: Option<&[u8]> = match space {
+            Space::Global | Space::Generic => self.global.bytes(addr, n),
+            Space::Shared => self.shared.get(range),
+            Space::Const => self.consts.get(range),
+            Space::Param => self.params.get(range),
+            Space::Local => match self.local_slot(w, at) {
+                Some(slot) => return Ok(load_le(slot)),
+                None => None,
+            },
         };
-        let bytes: &[u8] = match space {
-            Space::Global | Space::Generic => {
-                self.global.bytes(addr, n).ok_or_else(|| oob(self, w))?
-            }
-            Space::Shared => self
-                .shared
-                .get(addr as usize..(addr + n) as usize)
-                .ok_or_else(|| oob(self, w))?,
-            Space::Const => self
-                .consts
-                .get(addr as usize..(addr + n) as usize)
-                .ok_or_else(|| oob(self, w))?,
-            Space::Param => self
-                .params
-                .get(addr as usize..(addr + n) as usize)
-                .ok_or_else(|| oob(self, w))?,
-            Space::Local => {
-                if addr + n > self.local_limit as u64 {
-                    return Err(oob(self, w));
-                }
-                let l = &mut w.local[lane];
-                if l.len() < (addr + n) as usize {
-                    l.resize((addr + n) as usize, 0);
-                }
-                return Ok(load_le(&l[addr as usize..(addr + n) as usize]));
-            }
-        };
-        Ok(load_le(bytes))
+        match bytes {
+            Some(b) => Ok(load_le(b)),
+            None => Err(self.access_fault(w, inst, at, FaultKind::OutOfBounds, "load")),
+        }
     }
 
     fn store(&mut self, w: &mut Warp, inst: &Inst, at: Access, v: u64) -> Result<(), Fault> {
-        let Access {
-            lane,
-            space,
-            addr,
-            size,
-        } = at;
-        let n = size as u64;
+        let (space, addr, n) = (at.space, at.addr, at.size as u64);
         if addr % n != 0 {
-            return Err(self.fault(
-                w,
-                inst,
-                lane,
-                FaultKind::Misaligned,
-                format!(
-                    "misaligned {size}-byte {} store at address {addr:#x}",
-                    space.name()
-                ),
-            ));
+            return Err(self.access_fault(w, inst, at, FaultKind::Misaligned, "store"));
         }
-        let oob = |env: &Self, w: &Warp| {
-            env.fault(
-                w,
-                inst,
-                lane,
-                FaultKind::OutOfBounds,
-                format!(
-                    "out-of-bounds {size}-byte {} store at address {addr:#x}{}",
-                    space.name(),
-                    env.nearest(space, addr)
-                ),
-            )
+        if matches!(space, Space::Const | Space::Param) {
+            let msg = format!("store to read-only {} space at {addr:#x}", space.name());
+            return Err(self.fault(w, inst, at.lane, FaultKind::OutOfBounds, msg));
+        }
+        let slot: Option<&mut [u8]> = match space {
+            Space::Global | Space::Generic => self.global.bytes_mut(addr, n),
+            Space::Shared => self.shared.get_mut(addr as usize..(addr + n) as usize),
+            _ => self.local_slot(w, at),
         };
-        let slot: &mut [u8] = match space {
-            Space::Global | Space::Generic => {
-                if self.global.bytes(addr, n).is_none() {
-                    return Err(oob(self, w));
-                }
-                self.global
-                    .bytes_mut(addr, n)
-                    .expect("bounds checked above")
-            }
-            Space::Shared => {
-                let len = self.shared.len();
-                if addr + n > len as u64 {
-                    return Err(oob(self, w));
-                }
-                &mut self.shared[addr as usize..(addr + n) as usize]
-            }
-            Space::Local => {
-                if addr + n > self.local_limit as u64 {
-                    return Err(oob(self, w));
-                }
-                let l = &mut w.local[lane];
-                if l.len() < (addr + n) as usize {
-                    l.resize((addr + n) as usize, 0);
-                }
-                let slot = &mut l[addr as usize..(addr + n) as usize];
-                if load_le(slot) != v & mask_bytes(size) {
-                    *self.epoch += 1;
-                }
-                store_le(slot, v);
-                return Ok(());
-            }
-            Space::Const | Space::Param => {
-                return Err(self.fault(
-                    w,
-                    inst,
-                    lane,
-                    FaultKind::OutOfBounds,
-                    format!("store to read-only {} space at {addr:#x}", space.name()),
-                ));
-            }
+        let Some(slot) = slot else {
+            return Err(self.access_fault(w, inst, at, FaultKind::OutOfBounds, "store"));
         };
-        if load_le(slot) != v & mask_bytes(size) {
+        let changed = load_le(slot) != v & mask_bytes(at.size);
+        store_le(slot, v);
+        // A changed value is progress (livelock detection watches the epoch).
+        if changed {
             *self.epoch += 1;
         }
-        store_le(slot, v);
         Ok(())
     }
 
@@ -361,15 +307,18 @@ impl<'a> ExecEnv<'a> {
         addr: u64,
         bytes: &[u8],
     ) -> Result<(), Fault> {
-        let end = addr + bytes.len() as u64;
-        if end > self.local_limit as u64 {
-            return Err(self.fault(w, inst, lane, FaultKind::OutOfBounds, format!("local memory exhausted (frame at {addr:#x}; sm.local_bytes_per_thread is {}): recursion too deep?", self.local_limit)));
+        let at = Access {
+            lane,
+            space: Space::Local,
+            addr,
+            size: bytes.len() as u32,
+        };
+        match self.local_slot(w, at) {
+            Some(slot) => {
+                slot.copy_from_slice(bytes);
+                Ok(())
+            }
+            None => Err(self.fault(w, inst, lane, FaultKind::OutOfBounds, format!("local memory exhausted (frame at {addr:#x}; sm.local_bytes_per_thread is {}): recursion too deep?", self.local_limit))),
         }
-        let l = &mut w.local[lane];
-        if l.len() < end as usize {
-            l.resize(end as usize, 0);
-        }
-        l[addr as usize..end as usize].copy_from_slice(bytes);
-        Ok(())
     }
 }
