@@ -350,6 +350,11 @@ pub fn inst_to_ptx(m: &Module, f: &Function, inst: &Inst) -> String {
 fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
     let o = |x: &Operand, t: Type| operand(m, f, x, t);
     let r = |x: RegId| reg(f, x).to_string();
+    // `d` or `d|p`: an optional second destination (setp, shfl, match)
+    let pair = |d: RegId, p: Option<RegId>| match p {
+        Some(p) => format!("{}|{}", reg(f, d), reg(f, p)),
+        None => reg(f, d).to_string(),
+    };
     let comb = |c: &Option<(BoolOp, Operand)>| match c {
         Some((b, p)) => (
             format!(".{}", bool_name(*b)),
@@ -482,10 +487,7 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             comb: c,
         } => {
             let (bo, cs) = comb(c);
-            let dst = match q {
-                Some(q) => format!("{}|{}", r(*p), r(*q)),
-                None => r(*p),
-            };
+            let dst = pair(*p, *q);
             let ftz = if *ftz { ".ftz" } else { "" };
             format!(
                 "setp.{}{bo}{ftz}.{} {dst}, {}, {}{cs};",
@@ -699,10 +701,7 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             c,
             mask,
         } => {
-            let dst = match p {
-                Some(p) => format!("{}|{}", r(*d), r(*p)),
-                None => r(*d),
-            };
+            let dst = pair(*d, *p);
             format!(
                 "shfl.sync.{}.b32 {dst}, {}, {}, {}, {};",
                 format!("{mode:?}").to_lowercase(),
@@ -734,10 +733,7 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
             a,
             mask,
         } => {
-            let dst = match p {
-                Some(p) => format!("{}|{}", r(*d), r(*p)),
-                None => r(*d),
-            };
+            let dst = pair(*d, *p);
             format!(
                 "match.{}.sync.{} {dst}, {}, {};",
                 format!("{mode:?}").to_lowercase(),
