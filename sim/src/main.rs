@@ -162,8 +162,14 @@ fn cmd_run(args: &RunArgs) -> i32 {
     );
     let c = &m.counters;
     println!(
-        "  caches              L1 {} hits, {} misses, {} evictions; L2 {} hits, {} misses, {} evictions, {} write-backs; DRAM {} reads",
-        c.l1_hits, c.l1_misses, c.l1_evictions, c.l2_hits, c.l2_misses, c.l2_evictions, c.l2_writebacks, c.dram_reads
+        "  caches              L1 {} hits, {} misses, {} evictions, {} write-backs, {} flushed, {} reservation fails; L2 {} hits, {} misses, {} evictions, {} write-backs, {} reservation fails",
+        c.l1_hits, c.l1_misses, c.l1_evictions, c.l1_writebacks, c.l1_flushed, c.l1_reservation_fails,
+        c.l2_hits, c.l2_misses, c.l2_evictions, c.l2_writebacks, c.l2_reservation_fails
+    );
+    println!(
+        "  DRAM                {} reads, {} writes; row buffer {} hits, {} misses, {} conflicts (hit rate {:.1}%)",
+        c.dram_reads, c.dram_writes, c.dram_row_hits, c.dram_row_misses, c.dram_row_conflicts,
+        100.0 * m.dram_row_hit_rate
     );
     println!(
         "  bandwidth           MSHR {} merges, {} stalls; L2 {:.0} busy cycles ({:.1}%), DRAM {:.0} busy cycles ({:.1}%)",

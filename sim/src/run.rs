@@ -127,7 +127,7 @@ pub fn run_manifest_with(
     let mut kernels = Vec::new();
     let mut fault = None;
     // One L2 for the whole run: it persists across launches, as on hardware.
-    let mut l2 = crate::mem::cache::Backend::new(&cfg);
+    let mut l2 = crate::mem::hierarchy::Backend::new(&cfg);
     let mut events = Vec::new();
     for (i, l) in m.launches.iter().enumerate() {
         let merr = |p: &str, msg: String| ManifestError {

@@ -234,7 +234,7 @@ fn t9b_load_ca_miss_hit_and_waiting_reader() {
 #[test]
 fn t9c_local_cg_store_leaves_dirty_first_l1_line() {
     let mut e = env();
-    let p = prog(library::ST_LOCAL_CG);
+    let p = prog(library::ST_LOCAL_CS);
     let mut op = e.issue(&p, device(1, 0x40, DeviceSpace::Local, vec![9; 4], 1), 0);
     assert_eq!(finish(&mut e, &mut op), 2);
     let l = e.l1[0].line(0x40).unwrap();

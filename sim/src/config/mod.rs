@@ -25,6 +25,8 @@ pub struct Config {
     /// The L2 cache shared by all SMs (`mem::cache`).
     pub l2: L2Config,
     pub dram: DramConfig,
+    /// The crossbar between the SMs and the L2 slices.
+    pub interconnect: InterconnectConfig,
     /// A kernel still running after this many cycles is stopped with a watchdog fault.
     pub watchdog_cycles: u64,
     /// Memory programs by operation, as text (`programs`; key `st_global_wb` for
@@ -233,15 +235,45 @@ pub struct L2Config {
     pub replacement: String,
     /// Aggregate bytes the L2 serves per core cycle (`mem::cache::Server`).
     pub bytes_per_cycle: u32,
+    /// The L2 is split into this many slices of `size_kib / slices` each, a line's slice
+    /// chosen by `mem::interconnect::slice_of` (`l2_slice_geometry`).
+    pub slices: u32,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize)]
+/// DRAM organisation and timing (`mem::dram`, `dram_geometry`).
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DramConfig {
-    /// Unloaded load-to-use cycles of a request that misses in L2 (no banks or row buffers).
+    /// Unloaded load-to-use cycles of a request that misses in L2 and finds its bank
+    /// precharged (a row Miss: `mem::dram` makes a row hit `t_rcd` faster, a conflict `t_rp`
+    /// slower).
     pub latency: u32,
-    /// Aggregate bytes DRAM delivers per core cycle (`mem::cache::Server`).
+    /// Aggregate bytes DRAM delivers per core cycle over all channels (each channel's bus
+    /// moves `bytes_per_cycle / channels`, fractions kept exact).
     pub bytes_per_cycle: u32,
+    pub channels: u32,
+    /// Banks per channel.
+    pub banks: u32,
+    /// Bytes of one row (page) of a bank, as its channel sees it.
+    pub row_bytes: u32,
+    /// Consecutive bytes mapped to one channel before the next (`mem::dram::Dram::locate`).
+    pub interleave_bytes: u32,
+    /// Activate-to-read delay, core cycles.
+    pub t_rcd: u32,
+    /// Precharge time, core cycles.
+    pub t_rp: u32,
+    /// `open` or `closed` (`mem::dram::ROW_POLICIES`).
+    pub row_policy: String,
+}
+
+/// The SM ↔ L2-slice crossbar (`mem::interconnect`).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterconnectConfig {
+    /// One-way latency, SM to slice or back, in core cycles.
+    pub latency: u32,
+    /// Bytes per core cycle of each port (every SM and every slice has one in each direction).
+    pub port_bytes_per_cycle: u32,
 }
 
 /// Narasiman et al. (MICRO 2011) evaluate fetch groups of 8 warps.
@@ -380,6 +412,17 @@ impl Config {
                     ),
                 ));
             }
+            // Byte masks of a line are 128 bits (`mem::cache::Mask`).
+            if g.line_bytes > crate::mem::cache::MAX_LINE_BYTES {
+                return Err((
+                    key,
+                    format!(
+                        "line_bytes must be at most {}; got {}",
+                        crate::mem::cache::MAX_LINE_BYTES,
+                        g.line_bytes
+                    ),
+                ));
+            }
             if g.ways == 0 || g.size_bytes < g.line_bytes as u64 * g.ways as u64 {
                 return Err((
                     key,
@@ -425,6 +468,90 @@ impl Config {
         if sm.shared_bank_bytes == 0 {
             return Err(("sm.shared_bank_bytes", "must be positive".into()));
         }
+        // Bounds keep the per-bank, per-port and per-slice arrays small.
+        let d = &self.dram;
+        for (key, n, max) in [
+            ("dram.channels", d.channels, 1024),
+            ("dram.banks", d.banks, 1024),
+            ("dram.row_bytes", d.row_bytes, 1 << 20),
+            ("dram.interleave_bytes", d.interleave_bytes, 1 << 20),
+            ("l2.slices", self.l2.slices, 1024),
+            (
+                "interconnect.port_bytes_per_cycle",
+                self.interconnect.port_bytes_per_cycle,
+                1 << 20,
+            ),
+        ] {
+            if n == 0 || n > max {
+                return Err((key, format!("must be in 1..={max}; got {n}")));
+            }
+        }
+        for (key, n) in [
+            ("dram.t_rcd", d.t_rcd),
+            ("dram.t_rp", d.t_rp),
+            ("interconnect.latency", self.interconnect.latency),
+        ] {
+            if n > 100_000 {
+                return Err((key, format!("must be in 0..=100000 cycles; got {n}")));
+            }
+        }
+        if !crate::mem::dram::ROW_POLICIES.contains(&d.row_policy.as_str()) {
+            return Err((
+                "dram.row_policy",
+                format!(
+                    "must be one of {:?}, got {:?}",
+                    crate::mem::dram::ROW_POLICIES,
+                    d.row_policy
+                ),
+            ));
+        }
+        // A row hit is t_rcd faster than the configured (row miss) latency: keep it positive.
+        if d.t_rcd >= d.latency {
+            return Err((
+                "dram.t_rcd",
+                format!(
+                    "must be below dram.latency ({}), which includes the activation; got {}",
+                    d.latency, d.t_rcd
+                ),
+            ));
+        }
+        // An L1 line spans at most four L2 lines (`mem::hierarchy` splits an operation so).
+        if self.l1.line_bytes > 4 * self.l2.line_bytes {
+            return Err((
+                "l2.line_bytes",
+                format!(
+                    "must be at least l1.line_bytes / 4 ({}); got {}",
+                    self.l1.line_bytes / 4,
+                    self.l2.line_bytes
+                ),
+            ));
+        }
+        // A micro step costs the round-trip distance between places (`mem::hierarchy::Costs`):
+        // each level must lie farther out than the one before it.
+        if !(0 < self.l1.hit_latency
+            && self.l1.hit_latency < self.l2.hit_latency
+            && self.l2.hit_latency < self.dram.latency)
+        {
+            return Err((
+                "l2.hit_latency",
+                format!(
+                    "load-to-use latencies must grow outward: 0 < l1.hit_latency ({}) < l2.hit_latency ({}) < dram.latency ({})",
+                    self.l1.hit_latency, self.l2.hit_latency, self.dram.latency
+                ),
+            ));
+        }
+        let l2 = &self.l2;
+        let set_bytes = l2.line_bytes as u64 * l2.ways as u64;
+        let size = l2.size_kib as u64 * 1024;
+        if size % (l2.slices as u64 * set_bytes) != 0 {
+            return Err((
+                "l2.slices",
+                format!(
+                    "each slice must hold whole sets: size_kib × 1024 ({size}) must divide into {} slices of line_bytes × ways ({set_bytes}) byte sets",
+                    l2.slices
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -465,12 +592,36 @@ impl Config {
         }
     }
 
-    pub fn mem_latencies(&self) -> crate::mem::cache::Latencies {
-        crate::mem::cache::Latencies {
-            l1: self.l1.hit_latency,
-            l2: self.l2.hit_latency,
-            dram: self.dram.latency,
+    /// The geometry of one of the `l2.slices` slices (each `size_kib / slices`).
+    pub fn l2_slice_geometry(&self) -> crate::mem::cache::CacheGeometry {
+        let mut g = self.l2_geometry();
+        g.size_bytes /= self.l2.slices.max(1) as u64;
+        g
+    }
+
+    /// The DRAM's channels, banks, rows and timing (`mem::dram::Dram::new`).
+    pub fn dram_geometry(&self) -> crate::mem::dram::DramGeometry {
+        let d = &self.dram;
+        crate::mem::dram::DramGeometry {
+            channels: d.channels,
+            banks: d.banks,
+            row_bytes: d.row_bytes,
+            interleave_bytes: d.interleave_bytes,
+            bytes_per_cycle: d.bytes_per_cycle,
+            t_rcd: d.t_rcd,
+            t_rp: d.t_rp,
+            row_policy: d.row_policy.clone(),
         }
+    }
+
+    /// An idle crossbar between `sm.count` SMs and `l2.slices` slices.
+    pub fn interconnect_model(&self) -> crate::mem::interconnect::Interconnect {
+        crate::mem::interconnect::Interconnect::new(
+            self.sm.count,
+            self.l2.slices,
+            self.interconnect.latency,
+            self.interconnect.port_bytes_per_cycle,
+        )
     }
 
     pub fn coalescer(&self) -> crate::mem::coalesce::Geometry {
@@ -527,5 +678,71 @@ mod tests {
             let e = Config::from_yaml("t", TINY_YAML, &[(key, "0".into())]).unwrap_err();
             assert_eq!(e.path, "sm.units.tensor", "{field}: {e}");
         }
+    }
+
+    #[test]
+    fn bad_row_policy_lists_choices() {
+        let e = Config::from_yaml("t", TINY_YAML, &[("dram.row_policy".into(), "lru".into())])
+            .unwrap_err();
+        assert_eq!(e.path, "dram.row_policy", "{e}");
+        assert!(e.to_string().contains("open") && e.to_string().contains("closed"));
+    }
+
+    /// tiny's 256 KiB L2 of 8-way 128 B sets holds 256 sets: 3 slices cannot split it.
+    #[test]
+    fn l2_slices_must_hold_whole_sets() {
+        for bad in ["0", "3", "512"] {
+            let e =
+                Config::from_yaml("t", TINY_YAML, &[("l2.slices".into(), bad.into())]).unwrap_err();
+            assert_eq!(e.path, "l2.slices", "{bad}: {e}");
+        }
+        let c = Config::from_yaml("t", TINY_YAML, &[("l2.slices".into(), "4".into())]).unwrap();
+        assert_eq!(c.l2_slice_geometry().size_bytes, 64 * 1024);
+    }
+
+    #[test]
+    fn dram_and_interconnect_bounds() {
+        for (key, bad) in [
+            ("dram.channels", "0"),
+            ("dram.banks", "0"),
+            ("dram.row_bytes", "0"),
+            ("dram.interleave_bytes", "0"),
+            ("interconnect.port_bytes_per_cycle", "0"),
+            ("dram.t_rcd", "400"),
+        ] {
+            let e = Config::from_yaml("t", TINY_YAML, &[(key.into(), bad.into())]).unwrap_err();
+            assert_eq!(e.path, key, "{e}");
+        }
+    }
+
+    /// Every shipped config builds its DRAM, crossbar and L2 slices.
+    #[test]
+    fn shipped_configs_build_the_memory_models() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "yaml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let c = Config::from_yaml(&path.display().to_string(), &text, &[]).unwrap();
+            let d = crate::mem::dram::Dram::new(&c.dram_geometry()).expect("valid DRAM");
+            assert_eq!(d.policy(), c.dram.row_policy);
+            let x = c.interconnect_model();
+            assert_eq!(x.latency(), c.interconnect.latency);
+            let g = c.l2_slice_geometry();
+            assert_eq!(
+                g.size_bytes * c.l2.slices as u64,
+                c.l2_geometry().size_bytes
+            );
+            assert_eq!(
+                g.size_bytes % (g.line_bytes as u64 * g.ways as u64),
+                0,
+                "{g:?}"
+            );
+            n += 1;
+        }
+        assert!(n >= 4, "{n} configs in {}", dir.display());
     }
 }

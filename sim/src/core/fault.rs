@@ -17,6 +17,8 @@ pub enum FaultKind {
     Control,
     /// A launch the machine cannot run (block too large for an SM, ...).
     Launch,
+    /// A configured memory program did what the formal model leaves undefined (⊥).
+    MemoryProgram,
 }
 
 impl FaultKind {
@@ -28,6 +30,7 @@ impl FaultKind {
             FaultKind::Deadlock => "deadlock",
             FaultKind::BarrierDivergence => "barrier-divergence",
             FaultKind::Watchdog => "watchdog",
+            FaultKind::MemoryProgram => "memory-program",
             FaultKind::Trap => "trap",
             FaultKind::Control => "control",
             FaultKind::Launch => "launch",

@@ -37,7 +37,7 @@ pub fn run_launch(
     prog: &Program,
     cfg: &Config,
     global: &mut GlobalMemory,
-    l2: &mut crate::mem::cache::Backend,
+    l2: &mut crate::mem::hierarchy::Backend,
     consts: &[u8],
     spec: &LaunchSpec,
 ) -> Result<LaunchResult, Fault> {
@@ -67,11 +67,13 @@ pub fn run_launch(
         params: &spec.params,
         consts,
         trace: spec.trace,
+        programs: &crate::mem::hierarchy::ProgramTable::new(cfg),
+        costs: crate::mem::hierarchy::Costs::of(cfg),
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
-    // L1s start cold at every launch (tags only; values live in `global`); the L2 keeps its
-    // contents across the run's launches and its bandwidth servers restart idle.
-    l2.new_launch(cfg);
+    // L1s start cold at every launch (the formal `flush` at the grid boundary); the L2 keeps
+    // its contents across the run's launches while ports, servers and banks restart idle.
+    l2.new_launch();
     let n_ctas = spec
         .grid
         .iter()
@@ -82,73 +84,82 @@ pub fn run_launch(
     let mut epoch = 0u64;
     let started = std::time::Instant::now();
     let mut progress = crate::progress::Progress::new(spec.progress);
-    loop {
-        if cycle & 0xFFF == 0 {
-            progress.update(&geom.kernel, cycle, done_ctas, n_ctas);
-        }
-        // Dispatch: CTAs in linear order, each to the next SM with room (round robin).
-        let mut sm_i = (next_cta as usize) % sms.len();
-        let mut tried = 0;
-        while next_cta < n_ctas && tried < sms.len() {
-            if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
-                let (cta, warps) =
-                    make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
-                sms[sm_i].launch_cta(cta, warps);
-                next_cta += 1;
-                tried = 0;
-            } else {
-                tried += 1;
+    // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
+    let outcome = (|| -> Result<(), Fault> {
+        loop {
+            if cycle & 0xFFF == 0 {
+                progress.update(&geom.kernel, cycle, done_ctas, n_ctas);
             }
-            sm_i = (sm_i + 1) % sms.len();
-        }
-        if done_ctas == n_ctas {
-            break;
-        }
-        let mut issued = 0;
-        let mut next_ready: Option<u64> = None;
-        let mut suspect = false;
-        for sm in sms.iter_mut().filter(|s| !s.is_idle()) {
-            let r = sm.step(cycle, &sh, global, l2, &mut epoch)?;
-            issued += r.issued;
-            done_ctas += r.ctas_completed as u64;
-            suspect |= r.spin_suspect;
-            if let Some(t) = r.next_ready {
-                next_ready = Some(next_ready.map_or(t, |n| n.min(t)));
-            }
-        }
-        if suspect {
-            check_livelock(&sms, prog, epoch)?;
-        }
-        if cycle > cfg.watchdog_cycles {
-            let mut f = Fault::new(
-                FaultKind::Watchdog,
-                format!(
-                    "kernel `{}` still running after {} cycles (watchdog_cycles)",
-                    geom.kernel, cfg.watchdog_cycles
-                ),
-            );
-            f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
-            return Err(f);
-        }
-        if issued > 0 || done_ctas == n_ctas {
-            cycle += 1;
-            continue;
-        }
-        match next_ready {
-            Some(t) if t > cycle => {
-                for sm in sms.iter_mut() {
-                    sm.account_idle(cycle + 1, t - cycle - 1);
+            // Dispatch: CTAs in linear order, each to the next SM with room (round robin).
+            let mut sm_i = (next_cta as usize) % sms.len();
+            let mut tried = 0;
+            while next_cta < n_ctas && tried < sms.len() {
+                if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
+                    let (cta, warps) =
+                        make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
+                    sms[sm_i].launch_cta(cta, warps);
+                    next_cta += 1;
+                    tried = 0;
+                } else {
+                    tried += 1;
                 }
-                cycle = t;
+                sm_i = (sm_i + 1) % sms.len();
             }
-            Some(_) => cycle += 1,
-            None => {
-                let mut f = Fault::new(FaultKind::Deadlock, format!("no warp of kernel `{}` can ever proceed (cycle {cycle}): each waits on a barrier that cannot complete", geom.kernel));
+            if done_ctas == n_ctas {
+                break;
+            }
+            let mut issued = 0;
+            let mut next_ready: Option<u64> = None;
+            let mut suspect = false;
+            for sm in sms.iter_mut().filter(|s| !s.is_idle()) {
+                let r = sm.step(cycle, &sh, global, l2, &mut epoch)?;
+                issued += r.issued;
+                done_ctas += r.ctas_completed as u64;
+                suspect |= r.spin_suspect;
+                if let Some(t) = r.next_ready {
+                    next_ready = Some(next_ready.map_or(t, |n| n.min(t)));
+                }
+            }
+            if suspect {
+                check_livelock(&sms, prog, epoch)?;
+            }
+            if cycle > cfg.watchdog_cycles {
+                let mut f = Fault::new(
+                    FaultKind::Watchdog,
+                    format!(
+                        "kernel `{}` still running after {} cycles (watchdog_cycles)",
+                        geom.kernel, cfg.watchdog_cycles
+                    ),
+                );
                 f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
                 return Err(f);
             }
+            if issued > 0 || done_ctas == n_ctas {
+                cycle += 1;
+                continue;
+            }
+            match next_ready {
+                Some(t) if t > cycle => {
+                    for sm in sms.iter_mut() {
+                        sm.account_idle(cycle + 1, t - cycle - 1);
+                    }
+                    cycle = t;
+                }
+                Some(_) => cycle += 1,
+                None => {
+                    let mut f = Fault::new(FaultKind::Deadlock, format!("no warp of kernel `{}` can ever proceed (cycle {cycle}): each waits on a barrier that cannot complete", geom.kernel));
+                    f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+                    return Err(f);
+                }
+            }
         }
+        Ok(())
+    })();
+    for sm in sms.iter_mut() {
+        l2.write_back_sm(&mut sm.mem, sm.id, global, &mut sm.stats.memory);
     }
+    l2.sync_host(global);
+    outcome?;
     progress.finish();
     let wall = started.elapsed().as_secs_f64();
     let stats = KernelStats::collect(
@@ -279,6 +290,11 @@ fn make_cta(
             mem_done: 0,
             mem_accesses: Vec::with_capacity(64),
             mem_keys: Vec::with_capacity(256),
+            mem_lanes: Vec::with_capacity(64),
+            mem_global: Vec::with_capacity(64),
+            mem_lines: Vec::with_capacity(64),
+            mem_txns: Vec::new(),
+            mem_values: Vec::new(),
         });
     }
     let cta = Cta {

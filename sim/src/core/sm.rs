@@ -27,10 +27,8 @@ pub struct Sm {
     part_regs: Vec<u32>,
     pub used_shared: u32,
     pub stats: SmStats,
-    /// This SM's L1 data cache (tags only, for timing).
-    pub l1: crate::mem::cache::Cache,
-    /// The L1's miss status holding registers (`l1.mshrs`).
-    pub mshrs: crate::mem::cache::Mshrs,
+    /// This SM's L1, MSHRs and shared-memory bank locks (`mem::hierarchy`).
+    pub mem: crate::mem::hierarchy::SmMemory,
     pub events: Vec<WarpEvent>,
     next_age: u64,
     cands: Vec<Candidate>,
@@ -55,6 +53,9 @@ pub struct Shared<'a> {
     pub consts: &'a [u8],
     /// Record a `WarpEvent` per issued instruction.
     pub trace: bool,
+    /// The memory program of every operation, and the cost of each place a step reaches.
+    pub programs: &'a crate::mem::hierarchy::ProgramTable,
+    pub costs: crate::mem::hierarchy::Costs,
 }
 
 impl Sm {
@@ -73,8 +74,7 @@ impl Sm {
             part_regs: vec![0; cfg.sm.schedulers as usize],
             used_shared: 0,
             stats: SmStats::default(),
-            l1: crate::mem::cache::Cache::new(&cfg.l1_geometry()).expect("validated L1 geometry"),
-            mshrs: crate::mem::cache::Mshrs::new(cfg.l1.mshrs),
+            mem: crate::mem::hierarchy::SmMemory::new(cfg),
             events: Vec::new(),
             next_age: 0,
             cands: Vec::with_capacity(n),
@@ -151,7 +151,7 @@ impl Sm {
         cycle: u64,
         sh: &Shared,
         global: &mut crate::mem::GlobalMemory,
-        l2: &mut crate::mem::cache::Backend,
+        l2: &mut crate::mem::hierarchy::Backend,
         epoch: &mut u64,
     ) -> Result<StepResult, Fault> {
         let mut res = StepResult {
@@ -239,7 +239,7 @@ impl Sm {
         cycle: u64,
         sh: &Shared,
         global: &mut crate::mem::GlobalMemory,
-        l2: &mut crate::mem::cache::Backend,
+        l2: &mut crate::mem::hierarchy::Backend,
         epoch: &mut u64,
         res: &mut StepResult,
     ) -> Result<Option<Unit>, Fault> {
@@ -259,8 +259,7 @@ impl Sm {
             stats,
             events,
             id,
-            l1,
-            mshrs,
+            mem,
             ..
         } = self;
         let w = warps[slot].as_mut().expect("picked warps exist");
@@ -270,8 +269,7 @@ impl Sm {
             cta,
             stats,
             events,
-            l1,
-            mshrs,
+            mem,
             l2,
         };
         let r = Self::issue_warp(ctx, w, slot, cycle, sh, global, epoch, res);
@@ -343,31 +341,28 @@ impl Sm {
             local_limit: sh.cfg.sm.local_bytes_per_thread,
             epoch,
             coalescer: sh.cfg.coalescer(),
+            mem: super::exec::MemPort {
+                sm: &mut *ctx.mem,
+                back: &mut *ctx.l2,
+                programs: sh.programs,
+                costs: sh.costs,
+                counters: &mut ctx.stats.memory,
+            },
         };
         let ex: Executed = env.execute(w, inst)?;
         let class = sh.prog.funcs[f.0 as usize].class[pc];
         let passes = ex.mem.map_or(1, |m| mem_passes(&m, ctx.stats));
         // The last pass leaves the unit (passes − 1) intervals after the first, so the result
-        // comes that much later; a coalesced, conflict-free access keeps `latency.*`.
-        let base = match ex.mem {
-            Some(m) if matches!(m.space, Space::Global | Space::Generic | Space::Local) => {
-                let warp_id = ctx.sm_id as u64 * sh.cfg.sm.max_warps as u64 + slot as u64;
-                mem_latency(
-                    ctx.l1,
-                    ctx.mshrs,
-                    ctx.l2,
-                    cycle,
-                    &mut ctx.stats.memory,
-                    w,
-                    warp_id,
-                    sh.cfg,
-                    &m,
-                    &inst.op,
-                )
+        // comes that much later than its programs say.
+        let extra = (passes as u64 - 1) * sh.cfg.sm.units.ldst.issue_interval as u64;
+        let (lat, mem_end) = match ex.mem {
+            Some(m) => (m.release - cycle + extra, m.end + extra),
+            None => {
+                let l = class.latency(sh.cfg) as u64;
+                (l, cycle + l)
             }
-            _ => class.latency(sh.cfg),
         };
-        let lat = base as u64 + (passes as u64 - 1) * sh.cfg.sm.units.ldst.issue_interval as u64;
+
         let deps = &sh.prog.funcs[f.0 as usize].deps[pc];
         if w.simt.split_issue() {
             // A released `.sync` collective: each lane wrote the destinations of the matching
@@ -513,7 +508,7 @@ impl Sm {
             w.hold(cycle + sh.cfg.sm.ifetch_cycles as u64, why);
         }
         if class.unit() == super::program::Unit::LdSt {
-            w.mem_done = w.mem_done.max(cycle + lat);
+            w.mem_done = w.mem_done.max(mem_end);
         }
         if sh.trace {
             ctx.events.push(WarpEvent {
@@ -719,53 +714,14 @@ fn mem_passes(m: &MemSummary, stats: &mut SmStats) -> u32 {
     }
 }
 
-/// The L1 → L2 → DRAM latency of a global or local request whose sectors the coalescer left
-/// in `w.mem_keys` (`mem::cache::access`). Local addresses are private to a thread: they are
-/// tagged with the warp's global slot above bit 40 (interleaved local addresses stay below:
-/// 512 KiB × 64 lanes = 2^25), so warps never share local lines.
-#[allow(clippy::too_many_arguments)]
-fn mem_latency(
-    l1: &mut crate::mem::cache::Cache,
-    mshrs: &mut crate::mem::cache::Mshrs,
-    l2: &mut crate::mem::cache::Backend,
-    cycle: u64,
-    counters: &mut crate::stats::MemCounters,
-    w: &Warp,
-    warp_id: u64,
-    cfg: &Config,
-    m: &MemSummary,
-    op: &gpusim_isa::Op,
-) -> u32 {
-    use crate::mem::cache::{access, AccessKind, Request};
-    let kind = match op {
-        gpusim_isa::Op::St { .. } => AccessKind::Store,
-        gpusim_isa::Op::Atom { .. } => AccessKind::Atomic,
-        _ => AccessKind::Load,
-    };
-    let offset = if m.space == Space::Local {
-        (1 << 62) | (warp_id << 40)
-    } else {
-        0
-    };
-    let req = Request {
-        kind,
-        sectors: &w.mem_keys,
-        sector_bytes: cfg.l1.sector_bytes as u64,
-        offset,
-        cycle,
-    };
-    access(l1, mshrs, l2, cfg.mem_latencies(), req, counters)
-}
-
 /// The parts of the SM that issuing one warp's instruction touches.
 struct IssueCtx<'a> {
     sm_id: u32,
     cta: &'a mut Cta,
     stats: &'a mut SmStats,
     events: &'a mut Vec<WarpEvent>,
-    l1: &'a mut crate::mem::cache::Cache,
-    mshrs: &'a mut crate::mem::cache::Mshrs,
-    l2: &'a mut crate::mem::cache::Backend,
+    mem: &'a mut crate::mem::hierarchy::SmMemory,
+    l2: &'a mut crate::mem::hierarchy::Backend,
 }
 
 struct IssueDone {

@@ -68,6 +68,14 @@ pub struct Warp {
     /// sector or word ids it sorts (reused, so steady state does not allocate).
     pub mem_accesses: Vec<crate::mem::coalesce::LaneAccess>,
     pub mem_keys: Vec<u64>,
+    /// Scratch for the memory programs (`core::exec::memory`): each executing lane's
+    /// (lane, space, address, bytes), its global accesses, their lines, the operations run
+    /// on them and the global values a store writes (address, size, value).
+    pub mem_lanes: Vec<(u32, gpusim_isa::Space, u64, u32)>,
+    pub mem_global: Vec<crate::mem::coalesce::LaneAccess>,
+    pub mem_lines: Vec<(u64, crate::mem::cache::Mask)>,
+    pub mem_txns: Vec<crate::mem::hierarchy::Txn>,
+    pub mem_values: Vec<(u64, u32, u64)>,
 }
 
 impl Warp {

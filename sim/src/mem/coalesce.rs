@@ -75,6 +75,39 @@ pub fn sectors(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<u64>) ->
     }
 }
 
+/// The lines `accesses` touch, as (aligned line address, byte mask) sorted by address: one
+/// memory operation each (the formal translator's coalescing, digest §2.7). `out` is reused.
+/// Lines are at most `mem::cache::MAX_LINE_BYTES` (checked by the config).
+pub fn line_masks(
+    accesses: &[LaneAccess],
+    line_bytes: u32,
+    out: &mut Vec<(u64, crate::mem::cache::Mask)>,
+) {
+    out.clear();
+    let lb = line_bytes as u64;
+    for a in accesses {
+        let mut at = a.addr;
+        let end = a.addr + a.size.max(1) as u64;
+        while at < end {
+            let line = at - at % lb;
+            let hi = end.min(line + lb);
+            let n = (hi - at) as u32;
+            let ones: crate::mem::cache::Mask = if n >= 128 { u128::MAX } else { (1 << n) - 1 };
+            out.push((line, ones << (at - line)));
+            at = hi;
+        }
+    }
+    out.sort_unstable_by_key(|&(l, _)| l);
+    out.dedup_by(|b, a| {
+        if a.0 == b.0 {
+            a.1 |= b.1;
+            true
+        } else {
+            false
+        }
+    });
+}
+
 /// The interleaved address of lane `lane`'s local-memory byte `addr` (see the module doc).
 pub fn local_interleave(addr: u64, lane: u32, warp_size: u32) -> u64 {
     ((addr / 4) * warp_size as u64 + lane as u64) * 4 + addr % 4
@@ -119,6 +152,18 @@ pub fn conflict_degree(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_masks_merge_lanes_of_one_line() {
+        let acc = |lane, addr, size| LaneAccess { lane, addr, size };
+        let mut out = Vec::new();
+        line_masks(
+            &[acc(0, 256 + 4, 4), acc(1, 256, 4), acc(2, 128 + 126, 4)],
+            128,
+            &mut out,
+        );
+        assert_eq!(out, vec![(128, 0b11 << 126), (256, 0xFF)]);
+    }
 
     const G: Geometry = Geometry {
         sector_bytes: 32,

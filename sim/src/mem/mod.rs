@@ -1,10 +1,14 @@
-//! Functional device memory: global allocations, the generic address windows, and bounds and
-//! alignment checks. Timing lives in the core's latency model for now; the memory-program
-//! engine and caches will sit behind this same request interface.
+//! Device memory: global allocations (DRAM's contents), the generic address windows, and
+//! bounds and alignment checks; the caches, interconnect and DRAM timing that sit in front of
+//! it (`hierarchy`, driven by the memory programs of `program`).
 
 pub mod cache;
 pub mod coalesce;
+pub mod dram;
+pub mod hierarchy;
+pub mod interconnect;
 pub mod program;
+pub mod server;
 
 /// Generic addresses: global allocations start at `GLOBAL_BASE`; shared and local memory are
 /// visible through fixed windows, as `cvta` maps them.
@@ -114,6 +118,42 @@ impl GlobalMemory {
     pub fn allocations(&self) -> &[Allocation] {
         &self.allocs
     }
+
+    /// The bytes of `mask` of the line at `line` (DRAM as the caches see it): bytes outside
+    /// the backing store (allocation padding past the end, local tags) read 0.
+    pub fn read_raw(&self, line: u64, dst: &mut [u8], mask: cache::Mask) {
+        for b in mask_bytes_of(mask) {
+            let a = line + b as u64;
+            dst[b] = match a.checked_sub(GLOBAL_BASE) {
+                Some(off) if (off as usize) < self.data.len() => self.data[off as usize],
+                _ => 0,
+            };
+        }
+    }
+
+    /// Write the bytes of `mask` of `src` to the line at `line`; bytes outside the backing
+    /// store are dropped (they belong to no allocation, so no load can observe them).
+    pub fn write_raw(&mut self, line: u64, src: &[u8], mask: cache::Mask) {
+        for b in mask_bytes_of(mask) {
+            if let Some(off) = (line + b as u64).checked_sub(GLOBAL_BASE) {
+                if let Some(d) = self.data.get_mut(off as usize) {
+                    *d = src[b];
+                }
+            }
+        }
+    }
+}
+
+/// The byte offsets set in `mask`.
+fn mask_bytes_of(mut mask: cache::Mask) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let b = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        Some(b)
+    })
 }
 
 /// Little-endian load of `size` bytes (1..=8) into the low bits of a u64.

@@ -101,24 +101,40 @@ pub struct MemCounters {
     pub shared_requests: u64,
     /// Σ (conflict degree − 1) over shared requests.
     pub shared_replays: u64,
-    /// Sector lookups per level (`mem::cache`): loads look up L1; L1 misses, stores and
-    /// atomics look up L2; L2 misses of loads and atomics read DRAM.
+    /// Sector lookups per level (`mem::hierarchy`): the first `isCachedL1` / `isCachedL2` a
+    /// program evaluates, and L2 writes, count each sector they need as a hit or a miss.
     pub l1_hits: u64,
     pub l1_misses: u64,
     pub l1_evictions: u64,
+    /// Dirty L1 lines written back to L2 (the silent `wb_L1`).
+    pub l1_writebacks: u64,
+    /// L1 lines dropped by the flush of a GPU- or system-scope fence.
+    pub l1_flushed: u64,
+    /// Reservations that found every way of their set in flight and waited.
+    pub l1_reservation_fails: u64,
     pub l2_hits: u64,
     pub l2_misses: u64,
     pub l2_evictions: u64,
+    /// Dirty L2 lines written back to DRAM (the silent `wb_L2`).
     pub l2_writebacks: u64,
+    pub l2_reservation_fails: u64,
+    /// DRAM accesses (`readMem`, `writeMem` and L2 write-backs) and their row-buffer outcomes.
     pub dram_reads: u64,
-    /// Loads that hit an L1 line still in flight and complete with its fill (`mem::cache`
-    /// MSHRs; a subset of `l1_hits`).
+    pub dram_writes: u64,
+    pub dram_row_hits: u64,
+    pub dram_row_misses: u64,
+    pub dram_row_conflicts: u64,
+    /// Loads that found their L1 line still in flight and completed with its fill (MSHR
+    /// merges; a subset of `l1_hits`).
     pub mshr_merges: u64,
-    /// Load requests whose miss waited for an MSHR to free.
+    /// Misses that waited for an MSHR to free.
     pub mshr_stalls: u64,
-    /// Bytes requested from L2 (L1 misses, stores, atomics) and read from DRAM.
+    /// Bytes moved at the L2 slices (reads, writes, fills and write-backs) and at DRAM
+    /// (reads, writes and write-backs).
     pub l2_bytes: u64,
     pub dram_bytes: u64,
+    /// The part of `dram_bytes` written (stores through, L2 write-backs).
+    pub dram_write_bytes: u64,
 }
 
 impl MemCounters {
@@ -131,15 +147,24 @@ impl MemCounters {
         self.l1_hits += o.l1_hits;
         self.l1_misses += o.l1_misses;
         self.l1_evictions += o.l1_evictions;
+        self.l1_writebacks += o.l1_writebacks;
+        self.l1_flushed += o.l1_flushed;
+        self.l1_reservation_fails += o.l1_reservation_fails;
         self.l2_hits += o.l2_hits;
         self.l2_misses += o.l2_misses;
         self.l2_evictions += o.l2_evictions;
         self.l2_writebacks += o.l2_writebacks;
+        self.l2_reservation_fails += o.l2_reservation_fails;
         self.dram_reads += o.dram_reads;
+        self.dram_writes += o.dram_writes;
+        self.dram_row_hits += o.dram_row_hits;
+        self.dram_row_misses += o.dram_row_misses;
+        self.dram_row_conflicts += o.dram_row_conflicts;
         self.mshr_merges += o.mshr_merges;
         self.mshr_stalls += o.mshr_stalls;
         self.l2_bytes += o.l2_bytes;
         self.dram_bytes += o.dram_bytes;
+        self.dram_write_bytes += o.dram_write_bytes;
     }
 }
 
@@ -160,6 +185,8 @@ pub struct MemoryReport {
     pub dram_busy_cycles: f64,
     pub l2_utilisation: f64,
     pub dram_utilisation: f64,
+    /// DRAM row-buffer hits over all DRAM accesses.
+    pub dram_row_hit_rate: f64,
 }
 
 impl MemoryReport {
@@ -178,6 +205,10 @@ impl MemoryReport {
             l2_busy_cycles,
             dram_busy_cycles,
             l2_utilisation: util(l2_busy_cycles),
+            dram_row_hit_rate: per(
+                c.dram_row_hits,
+                c.dram_row_hits + c.dram_row_misses + c.dram_row_conflicts,
+            ),
             dram_utilisation: util(dram_busy_cycles),
             counters: *c,
             sectors_per_request: per(c.global_sectors, c.global_requests),

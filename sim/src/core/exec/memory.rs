@@ -1,8 +1,50 @@
 //! Memory instructions: ld, st, atom/red, with the generic-address windows, bounds and
-//! alignment faults, and per-lane local memory. Each lane's effective access is recorded in the
-//! warp's scratch buffer and coalesced into a `MemSummary` (`mem::coalesce`).
+//! alignment faults, and per-lane local memory. Every access runs its memory program
+//! (`mem::hierarchy`): global values travel through the caches (so an SM may read a stale L1
+//! copy, as the formal model allows), local, shared, constant and parameter values stay
+//! functional while their programs give the timing. Each lane's access is also recorded for
+//! the coalescer's statistics (`MemSummary`).
+//!
+//! An instruction runs in three phases so that a fault leaves no effect behind: addresses and
+//! checks for every lane, then the programs (one per line of the request, one per lane for
+//! atomics), then the registers.
 
 use super::*;
+use crate::mem::cache::Mask as ByteMask;
+use crate::mem::coalesce::LaneAccess;
+use crate::mem::hierarchy::{self as hier, AtomicArgs, Done, OpProgram, Target, Txn};
+
+/// What selects an access's program besides its (per-lane, resolved) space.
+#[derive(Clone, Copy)]
+struct Prog {
+    kind: &'static str,
+    cop: Option<CacheOp>,
+    volatile: bool,
+}
+
+impl Prog {
+    fn id(self, space: Space) -> OpProgram {
+        hier::program_id(hier::program_name(
+            self.kind,
+            space,
+            self.cop,
+            self.volatile,
+        ))
+    }
+}
+
+/// The instruction's timing so far: the latest release and end of its programs.
+struct Timing {
+    release: u64,
+    end: u64,
+}
+
+impl Timing {
+    fn add(&mut self, d: Done) {
+        self.release = self.release.max(d.release);
+        self.end = self.end.max(d.end);
+    }
+}
 
 impl<'a> ExecEnv<'a> {
     pub(super) fn exec_memory(
@@ -12,78 +54,434 @@ impl<'a> ExecEnv<'a> {
         exec: Mask,
     ) -> Result<Option<MemSummary>, Fault> {
         w.mem_accesses.clear();
+        w.mem_global.clear();
+        w.mem_lanes.clear();
         let mut first_space = None;
+        let mut t = Timing {
+            release: self.cycle,
+            end: self.cycle,
+        };
         match &inst.op {
             Op::Ld {
-                space, ty, d, addr, ..
-            } => self.exec_ld(w, inst, exec, *space, *ty, d, addr, &mut first_space)?,
-            Op::St {
                 space,
-                ty,
-                addr,
-                src,
-                ..
-            } => {
-                let size = ty.size();
-                for l in lanes(exec) {
-                    let bytes = size * src.len as u32;
-                    let (sp, base) = self.vector_base(w, inst, l, *space, addr, bytes, "store")?;
-                    self.record(w, &mut first_space, l, sp, base, bytes);
-                    for (i, s) in src.as_slice().iter().enumerate() {
-                        let v = self.val(w, s, l);
-                        let at = Access {
-                            lane: l,
-                            space: sp,
-                            addr: base + (i as u64) * size as u64,
-                            size,
-                        };
-                        self.store(w, inst, at, v & mask_bytes(size))?;
-                    }
-                }
-            }
-            Op::Atom {
-                space,
-                op,
+                cop,
+                volatile,
                 ty,
                 d,
                 addr,
-                b,
-                c,
             } => {
-                let size = ty.size();
-                // Lanes of one warp are serialised in lane order: a valid refinement of the
-                // formal model, which allows any order (§2.7).
-                for l in lanes(exec) {
-                    let (sp, a) = self.effective(w, *space, addr, l);
-                    if !matches!(sp, Space::Global | Space::Shared) {
-                        return Err(self.fault(
-                            w,
-                            inst,
-                            l,
-                            FaultKind::OutOfBounds,
-                            format!("atomic on {} space at {a:#x}", sp.name()),
-                        ));
-                    }
-                    self.record(w, &mut first_space, l, sp, a, size);
-                    let at = Access {
-                        lane: l,
-                        space: sp,
-                        addr: a,
-                        size,
-                    };
-                    let old = self.load(w, inst, at)?;
-                    let bv = self.val(w, b, l);
-                    let cv = c.map(|c| self.val(w, &c, l)).unwrap_or(0);
-                    let new = sem::atomic(*op, *ty, old, bv, cv);
-                    self.store(w, inst, at, new & mask_bytes(size))?;
-                    if let Some(d) = d {
-                        w.write(d.0, l, old);
-                    }
-                }
+                let prog = Prog {
+                    kind: "ld",
+                    cop: *cop,
+                    volatile: *volatile,
+                };
+                self.exec_ld(
+                    w,
+                    inst,
+                    exec,
+                    (*space, *ty, prog),
+                    d,
+                    addr,
+                    &mut first_space,
+                    &mut t,
+                )?
             }
+            Op::St {
+                space,
+                cop,
+                volatile,
+                ty,
+                addr,
+                src,
+            } => {
+                let prog = Prog {
+                    kind: "st",
+                    cop: *cop,
+                    volatile: *volatile,
+                };
+                self.exec_st(
+                    w,
+                    inst,
+                    exec,
+                    (*space, *ty, prog),
+                    src,
+                    addr,
+                    &mut first_space,
+                    &mut t,
+                )?
+            }
+            Op::Atom { .. } => self.exec_atom(w, inst, exec, &mut first_space, &mut t)?,
             _ => unreachable!("`execute` dispatches only memory instructions here"),
         }
-        Ok(first_space.map(|space| self.summarise(w, space)))
+        Ok(first_space.map(|space| self.summarise(w, space, t.release, t.end)))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn exec_ld(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+        (space, ty, prog): (Space, Type, Prog),
+        d: &RegVec,
+        addr: &Address,
+        first_space: &mut Option<Space>,
+        t: &mut Timing,
+    ) -> Result<(), Fault> {
+        let size = ty.size();
+        let bytes = size * d.len as u32;
+        for l in lanes(exec) {
+            let (sp, base) = self.vector_base(w, inst, l, space, addr, bytes, "load")?;
+            self.check(
+                w,
+                inst,
+                Access {
+                    lane: l,
+                    space: sp,
+                    addr: base,
+                    size: bytes,
+                },
+                "load",
+            )?;
+            self.record(w, first_space, l, sp, base, bytes);
+            w.mem_lanes.push((l as u32, sp, base, bytes));
+        }
+        let wrote = self.run_programs(w, inst, prog, *first_space, t, |_, _| {})?;
+        let f = self.prog.module.function(w.func());
+        for k in 0..w.mem_lanes.len() {
+            let (l, sp, base, _) = w.mem_lanes[k];
+            let l = l as usize;
+            for (i, r) in d.as_slice().iter().enumerate() {
+                let at = Access {
+                    lane: l,
+                    space: sp,
+                    addr: base + (i as u64) * size as u64,
+                    size,
+                };
+                let v = if is_global(sp) {
+                    match global_value(w, at, self.mem.sm.l1.line_bytes()) {
+                        Some(v) => v,
+                        None => continue,
+                    }
+                } else if wrote {
+                    self.load(w, inst, at)?
+                } else {
+                    continue;
+                };
+                let rty = f.regs[r.0 as usize].ty;
+                let v = if ty.is_signed() && rty.bits() > ty.bits() {
+                    sign_extend(v, ty.bits()) & rty.mask()
+                } else {
+                    v
+                };
+                w.write(r.0, l, v);
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn exec_st(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+        (space, ty, prog): (Space, Type, Prog),
+        src: &OpVec,
+        addr: &Address,
+        first_space: &mut Option<Space>,
+        t: &mut Timing,
+    ) -> Result<(), Fault> {
+        let size = ty.size();
+        let bytes = size * src.len as u32;
+        for l in lanes(exec) {
+            let (sp, base) = self.vector_base(w, inst, l, space, addr, bytes, "store")?;
+            self.check(
+                w,
+                inst,
+                Access {
+                    lane: l,
+                    space: sp,
+                    addr: base,
+                    size: bytes,
+                },
+                "store",
+            )?;
+            self.record(w, first_space, l, sp, base, bytes);
+            w.mem_lanes.push((l as u32, sp, base, bytes));
+        }
+        // Non-global values are stored now; global ones go into their lines' operations, lane
+        // by lane (when lanes store to one address, the highest lane's value stays: one of
+        // the orders PTX allows).
+        for k in 0..w.mem_lanes.len() {
+            let (l, sp, base, _) = w.mem_lanes[k];
+            for (i, s) in src.as_slice().iter().enumerate() {
+                let v = self.val(w, s, l as usize) & mask_bytes(size);
+                let at = Access {
+                    lane: l as usize,
+                    space: sp,
+                    addr: base + (i as u64) * size as u64,
+                    size,
+                };
+                if is_global(sp) {
+                    w.mem_values.push((at.addr, size, v));
+                } else {
+                    self.store(w, inst, at, v)?;
+                }
+            }
+        }
+        let values = std::mem::take(&mut w.mem_values);
+        self.run_programs(w, inst, prog, *first_space, t, |txns, lb| {
+            for &(a, size, v) in &values {
+                let line = a - a % lb;
+                if let Ok(j) = txns.binary_search_by_key(&line, |x| x.line) {
+                    let o = (a - line) as usize;
+                    store_le(&mut txns[j].data[o..o + size as usize], v);
+                }
+            }
+        })?;
+        w.mem_values = values;
+        w.mem_values.clear();
+        Ok(())
+    }
+
+    /// Lanes of one warp are serialised in lane order: a valid refinement of the formal model,
+    /// which allows any order (§2.7). Global lanes run `atom.global` / `red.global` one each;
+    /// shared lanes are applied here and timed by `atom.shared` with their bank locks.
+    fn exec_atom(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+        first_space: &mut Option<Space>,
+        t: &mut Timing,
+    ) -> Result<(), Fault> {
+        let Op::Atom {
+            space,
+            op,
+            ty,
+            d,
+            addr,
+            b,
+            c,
+        } = &inst.op
+        else {
+            unreachable!("exec_atom runs atom and red")
+        };
+        let size = ty.size();
+        let kind = if d.is_some() { "atom" } else { "red" };
+        for l in lanes(exec) {
+            let (sp, a) = self.effective(w, *space, addr, l);
+            if !matches!(sp, Space::Global | Space::Generic | Space::Shared) {
+                return Err(self.fault(
+                    w,
+                    inst,
+                    l,
+                    FaultKind::OutOfBounds,
+                    format!("atomic on {} space at {a:#x}", sp.name()),
+                ));
+            }
+            let at = Access {
+                lane: l,
+                space: sp,
+                addr: a,
+                size,
+            };
+            self.check(w, inst, at, "load")?;
+            self.record(w, first_space, l, sp, a, size);
+            w.mem_lanes.push((l as u32, sp, a, size));
+        }
+        for k in 0..w.mem_lanes.len() {
+            let (l, sp, a, _) = w.mem_lanes[k];
+            let l = l as usize;
+            let (bv, cv) = (
+                self.val(w, b, l),
+                c.map(|c| self.val(w, &c, l)).unwrap_or(0),
+            );
+            let prog = hier::program_id(hier::program_name(kind, sp, None, false));
+            let at = Access {
+                lane: l,
+                space: sp,
+                addr: a,
+                size,
+            };
+            let (old, wrote) = if is_global(sp) {
+                let lb = self.mem.sm.l1.line_bytes();
+                let line = a - a % lb;
+                let mut txn = Txn::new(Target::Global, line, bytes_mask(a - line, size));
+                txn.atomic = Some(AtomicArgs {
+                    offset: (a - line) as usize,
+                    size,
+                    op: *op,
+                    ty: *ty,
+                    b: bv,
+                    c: cv,
+                    old: 0,
+                });
+                t.add(self.run_txn(w, inst, prog, &mut txn, l)?);
+                let old = txn.atomic.map_or(0, |x| x.old);
+                let new = load_le(&txn.data[(a - line) as usize..][..size as usize]);
+                if new != old {
+                    *self.epoch += 1;
+                }
+                (old, txn.wrote_regs)
+            } else {
+                let old = self.load(w, inst, at)?;
+                let new = sem::atomic(*op, *ty, old, bv, cv);
+                self.store(w, inst, at, new & mask_bytes(size))?;
+                let mut txn = Txn::new(Target::Shared, a, 0);
+                txn.banks = self.bank_mask(a, size);
+                txn.atomic = Some(AtomicArgs {
+                    offset: 0,
+                    size,
+                    op: *op,
+                    ty: *ty,
+                    b: bv,
+                    c: cv,
+                    old,
+                });
+                t.add(self.run_txn(w, inst, prog, &mut txn, l)?);
+                (old, txn.wrote_regs)
+            };
+            if let (Some(d), true) = (d, wrote) {
+                w.write(d.0, l, old);
+            }
+        }
+        Ok(())
+    }
+
+    /// The shared-memory banks `size` bytes at `addr` occupy.
+    fn bank_mask(&self, addr: u64, size: u32) -> ByteMask {
+        let g = &self.coalescer;
+        let (bb, banks) = (g.bank_bytes.max(1) as u64, g.banks.max(1) as u64);
+        let mut m = 0;
+        let mut a = addr - addr % bb;
+        while a < addr + size as u64 {
+            m |= 1 << ((a / bb) % banks).min(127);
+            a += bb;
+        }
+        m
+    }
+
+    /// Run the instruction's program: one operation per line for global lanes (values through
+    /// the caches; `fill` writes store data into the operations, given the line size) and for
+    /// local lanes when the instruction is local (tags), else one operation for the timing of
+    /// shared, constant and parameter accesses. Returns whether the non-global programs wrote
+    /// the registers (`writeToRegs`).
+    fn run_programs(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        prog: Prog,
+        first: Option<Space>,
+        t: &mut Timing,
+        fill: impl FnOnce(&mut [Txn], u64),
+    ) -> Result<bool, Fault> {
+        let lb = self.mem.sm.l1.line_bytes();
+        let mut global = std::mem::take(&mut w.mem_global);
+        global.clear();
+        for &(lane, sp, addr, size) in &w.mem_lanes {
+            if is_global(sp) {
+                global.push(LaneAccess { lane, addr, size });
+            }
+        }
+        let mut lines = std::mem::take(&mut w.mem_lines);
+        crate::mem::coalesce::line_masks(&global, lb as u32, &mut lines);
+        w.mem_global = global;
+        let mut txns = std::mem::take(&mut w.mem_txns);
+        txns.clear();
+        txns.extend(
+            lines
+                .iter()
+                .map(|&(line, m)| Txn::new(Target::Global, line, m)),
+        );
+        fill(&mut txns, lb);
+        let mut wrote = true;
+        let lane0 = w.mem_lanes.first().map_or(0, |x| x.0 as usize);
+        let global_prog = prog.id(Space::Global);
+        for txn in txns.iter_mut() {
+            t.add(self.run_txn(w, inst, global_prog, txn, lane0)?);
+            if txn.changed {
+                *self.epoch += 1;
+            }
+        }
+        match first {
+            Some(Space::Local) => {
+                let warp = self.sm_id as u64 * self.max_warps as u64 + self.hw_warp as u64;
+                crate::mem::coalesce::line_masks(&w.mem_accesses, lb as u32, &mut lines);
+                for &(line, m) in &lines {
+                    let mut txn = Txn::new(Target::Local, hier::local_tag(warp, line), m);
+                    t.add(self.run_txn(w, inst, prog.id(Space::Local), &mut txn, lane0)?);
+                    wrote &= txn.wrote_regs;
+                }
+            }
+            Some(sp @ (Space::Shared | Space::Const | Space::Param)) => {
+                let target = match sp {
+                    Space::Shared => Target::Shared,
+                    Space::Const => Target::Const,
+                    _ => Target::Param,
+                };
+                let mut txn = Txn::new(target, 0, 0);
+                t.add(self.run_txn(w, inst, prog.id(sp), &mut txn, lane0)?);
+                wrote = txn.wrote_regs;
+            }
+            _ => {}
+        }
+        w.mem_lines = lines;
+        w.mem_txns = txns;
+        Ok(wrote)
+    }
+
+    /// Run one operation's program from this cycle; a program the formal model would leave
+    /// stuck is a fault naming it.
+    fn run_txn(
+        &mut self,
+        w: &Warp,
+        inst: &Inst,
+        prog: OpProgram,
+        txn: &mut Txn,
+        lane: usize,
+    ) -> Result<Done, Fault> {
+        let mut ctx = hier::Ctx {
+            sm: self.sm_id,
+            mem: &mut *self.mem.sm,
+            back: &mut *self.mem.back,
+            global: &mut *self.global,
+            costs: self.mem.costs,
+            counters: &mut *self.mem.counters,
+        };
+        hier::run(self.mem.programs.get(prog), txn, &mut ctx, self.cycle).map_err(|e| {
+            let name = prog.name();
+            self.fault(
+                w,
+                inst,
+                lane,
+                FaultKind::MemoryProgram,
+                format!(
+                    "memory program `{name}` (config key memory_programs.{}) on the line at {:#x}: {e}",
+                    name.replace('.', "_"),
+                    txn.line
+                ),
+            )
+        })
+    }
+
+    /// Bounds (and, for non-global spaces, the rest of) the checks a load or store of `at`
+    /// makes, before any effect. Global bytes must lie in one allocation.
+    fn check(&mut self, w: &mut Warp, inst: &Inst, at: Access, what: &str) -> Result<(), Fault> {
+        let (addr, n) = (at.addr, at.size as u64);
+        let ok = match at.space {
+            Space::Global | Space::Generic => self.global.bytes(addr, n).is_some(),
+            Space::Shared => (addr + n) as usize <= self.shared.len(),
+            Space::Const => (addr + n) as usize <= self.consts.len(),
+            Space::Param => (addr + n) as usize <= self.params.len(),
+            Space::Local => self.local_slot(w, at).is_some(),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.access_fault(w, inst, at, FaultKind::OutOfBounds, what))
+        }
     }
 
     /// Record lane `lane`'s access for the coalescer if it is in the instruction's space (that
@@ -113,7 +511,7 @@ impl<'a> ExecEnv<'a> {
     }
 
     /// The coalescer's summary of the accesses recorded for this instruction.
-    fn summarise(&self, w: &mut Warp, space: Space) -> MemSummary {
+    fn summarise(&self, w: &mut Warp, space: Space, release: u64, end: u64) -> MemSummary {
         let g = &self.coalescer;
         let (acc, keys) = (&w.mem_accesses, &mut w.mem_keys);
         if space == Space::Shared {
@@ -122,6 +520,8 @@ impl<'a> ExecEnv<'a> {
                 sectors: 0,
                 lines: 0,
                 conflict_degree: mem::coalesce::conflict_degree(acc, g, keys),
+                release,
+                end,
             }
         } else {
             let t = mem::coalesce::sectors(acc, g, keys);
@@ -130,6 +530,8 @@ impl<'a> ExecEnv<'a> {
                 sectors: t.sectors,
                 lines: t.lines,
                 conflict_degree: 1,
+                release,
+                end,
             }
         }
     }
@@ -224,42 +626,6 @@ impl<'a> ExecEnv<'a> {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn exec_ld(
-        &mut self,
-        w: &mut Warp,
-        inst: &Inst,
-        exec: Mask,
-        space: Space,
-        ty: Type,
-        d: &RegVec,
-        addr: &Address,
-        first_space: &mut Option<Space>,
-    ) -> Result<(), Fault> {
-        let size = ty.size();
-        let f = self.prog.module.function(w.func());
-        for l in lanes(exec) {
-            let bytes = size * d.len as u32;
-            let (sp, base) = self.vector_base(w, inst, l, space, addr, bytes, "load")?;
-            self.record(w, first_space, l, sp, base, bytes);
-            for (i, r) in d.as_slice().iter().enumerate() {
-                let at = Access {
-                    lane: l,
-                    space: sp,
-                    addr: base + (i as u64) * size as u64,
-                    size,
-                };
-                let mut v = self.load(w, inst, at)?;
-                let rty = f.regs[r.0 as usize].ty;
-                if ty.is_signed() && rty.bits() > ty.bits() {
-                    v = sign_extend(v, ty.bits()) & rty.mask();
-                }
-                w.write(r.0, l, v);
-            }
-        }
-        Ok(())
-    }
-
     /// The space and first address of a (vector) access of `bytes` bytes, which must be
     /// aligned to its whole size (PTX ISA: vector accesses are aligned to the vector size).
     #[allow(clippy::too_many_arguments)]
@@ -321,4 +687,29 @@ impl<'a> ExecEnv<'a> {
             None => Err(self.fault(w, inst, lane, FaultKind::OutOfBounds, format!("local memory exhausted (frame at {addr:#x}; sm.local_bytes_per_thread is {}): recursion too deep?", self.local_limit))),
         }
     }
+}
+
+fn is_global(sp: Space) -> bool {
+    matches!(sp, Space::Global | Space::Generic)
+}
+
+/// The mask of `size` bytes at line offset `off`.
+fn bytes_mask(off: u64, size: u32) -> ByteMask {
+    let ones: ByteMask = if size >= 128 {
+        ByteMask::MAX
+    } else {
+        (1 << size) - 1
+    };
+    ones << off
+}
+
+/// Lane access `at`'s value from its line's operation (`None` if that program did not write
+/// the registers). Accesses are aligned to their size, so one never spans two lines.
+fn global_value(w: &Warp, at: Access, line_bytes: u64) -> Option<u64> {
+    let line = at.addr - at.addr % line_bytes;
+    let j = w.mem_txns.binary_search_by_key(&line, |x| x.line).ok()?;
+    let txn = &w.mem_txns[j];
+    let o = (at.addr - line) as usize;
+    txn.wrote_regs
+        .then(|| load_le(&txn.data[o..o + at.size as usize]))
 }

@@ -45,6 +45,17 @@ pub struct ExecEnv<'a> {
     pub epoch: &'a mut u64,
     /// Sector, line and bank geometry for the coalescer (`Config::coalescer`).
     pub coalescer: mem::coalesce::Geometry,
+    /// The memory hierarchy the instruction's memory programs run on.
+    pub mem: MemPort<'a>,
+}
+
+/// The memory hierarchy as one SM's instruction sees it (`mem::hierarchy`).
+pub struct MemPort<'a> {
+    pub sm: &'a mut mem::hierarchy::SmMemory,
+    pub back: &'a mut mem::hierarchy::Backend,
+    pub programs: &'a mem::hierarchy::ProgramTable,
+    pub costs: mem::hierarchy::Costs,
+    pub counters: &'a mut crate::stats::MemCounters,
 }
 
 /// An operand resolved for one instruction (see `ExecEnv::src`).
@@ -98,6 +109,10 @@ pub struct MemSummary {
     pub lines: u32,
     /// Shared-memory conflict degree (1 = conflict-free; 1 for other spaces).
     pub conflict_degree: u32,
+    /// When its programs released the destination registers and when their last step ended
+    /// (absolute cycles, before the ldst unit's extra passes).
+    pub release: u64,
+    pub end: u64,
 }
 
 fn lanes(mut m: Mask) -> impl Iterator<Item = usize> {

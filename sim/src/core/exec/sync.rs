@@ -1,5 +1,5 @@
 //! Barriers, fences and `nanosleep`: the barrier operation is returned for the SM to apply;
-//! fences are no-ops on the functional memory (every access is performed at issue); a
+//! fences wait for the warp's memory operations (and GPU-scope ones flush the L1); a
 //! `nanosleep` keeps the warp from issuing for a bounded number of cycles.
 
 use super::*;
@@ -84,9 +84,22 @@ impl<'a> ExecEnv<'a> {
             }
             // A fence holds the warp until its outstanding memory operations have completed
             // (Habermaier §5.6 canBeScheduled: no thread may have a pending membar).
-            Op::Fence { .. } => {
+            // A GPU- or system-scope fence also fires the formal `flush` rule on this SM's L1,
+            // so that its loads after the fence see other SMs' writes (docs/memory.md); a CTA's
+            // threads share the SM, so `membar.cta` needs no flush.
+            Op::Fence { level } => {
                 if exec != 0 {
                     w.hold(w.mem_done, crate::stats::Stall::Membar);
+                    if *level != FenceLevel::Cta {
+                        crate::mem::hierarchy::flush_l1_global(
+                            self.mem.back,
+                            self.mem.sm,
+                            self.sm_id,
+                            self.global,
+                            self.cycle,
+                            self.mem.counters,
+                        );
+                    }
                 }
             }
             Op::Nop => {}

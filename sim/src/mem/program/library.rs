@@ -24,9 +24,9 @@ writeToRegs; yield;
 releaseRegs; end;";
 
 /// 4.3 "local writes using .cg", as captioned. Digest ⚠: evict-first is PTX's `.cs`, and
-/// `st.cg` bypasses L1, so the caption or the mapping is probably wrong; the program attached
-/// to each (space, cop) pair is meant to be configurable.
-pub const ST_LOCAL_CG: &str = "writeL1; classifyFirstL1; yield;
+/// `st.cg` bypasses L1, so the caption or the mapping is probably wrong: we ship this program
+/// as `st.local.cs` and give `st.local.cg` the PTX meaning (`ST_LOCAL_CG`).
+pub const ST_LOCAL_CS: &str = "writeL1; classifyFirstL1; yield;
 releaseRegs; end;";
 
 /// 4.4 `atom.global.*`: the read-modify-write is one micro step at L2.
@@ -91,20 +91,80 @@ writeToRegs; yield;
 discardL1; yield;
 releaseRegs; end;";
 
-/// Every shipped program by name.
-pub const ALL: [(&str, &str); 12] = [
+/// Derived (ours): `ld.*.cv` and volatile loads: drop this SM's L1 copy (written back first if
+/// dirty: `evictL1` waits for the write-back), then read at L2, the point of coherence for all
+/// SMs, as 4.2 without the L1 fill. PTX's "fetch again" is for system memory, which gpusim does
+/// not model, so L2 is as far as it goes.
+pub const LD_CV: &str = "evictL1; yield;
+if (!isCachedL2) { reserveL2; yield; readMem; yield; updateL2; }
+readL2; yield; writeToRegs; yield; releaseRegs; end;";
+
+/// Derived (ours): `st.global.cs`, 4.1 with the L2 line marked evict-first (streaming).
+pub const ST_GLOBAL_CS: &str = "discardL1; yield;
+writeL2; classifyFirstL2; releaseRegs; end;";
+
+/// Derived (ours): `st.*.wt`, write through to memory: 4.1, then the same bytes to DRAM.
+pub const ST_GLOBAL_WT: &str = "discardL1; yield;
+writeL2; classifyNormalL2; yield;
+writeMem; yield;
+releaseRegs; end;";
+
+/// Derived (ours): `st.local.wb`: local data stays in this SM's L1, dirty (a thread's local
+/// memory is private, so the incoherent L1 is safe for it); it reaches L2 by write-back.
+pub const ST_LOCAL_WB: &str = "writeL1; yield;
+releaseRegs; end;";
+
+/// Derived (ours): `st.local.cg`, the PTX meaning of `.cg` (cache at L2, bypass L1). The
+/// paper's 4.3, captioned `.cg`, marks the line evict-first, which is PTX's `.cs`: we ship it
+/// as `st.local.cs` (digest §2.5 ⚠).
+pub const ST_LOCAL_CG: &str = "discardL1; yield;
+writeL2; classifyNormalL2; releaseRegs; end;";
+
+/// Derived (ours): `red.global`, 4.4 without the register write (a reduction returns nothing).
+pub const RED_GLOBAL: &str = "evictL1; yield;
+if (!isCachedL2) {
+  reserveL2; classifyNormalL2; yield;
+  readMem; yield;
+  updateL2; yield;
+}
+readL2; atomOp; writeL2; yield;
+releaseRegs; end;";
+
+/// Every program the timing model runs, by operation name: `ld`/`st` with space and cache
+/// operator (`.volatile` accesses by their own names), global reductions and atomics, shared
+/// atomics, loads and stores. Config keys are these names with `_` for `.`.
+pub const ALL: [(&str, &str); 27] = [
+    ("ld.global.ca", LD_CA),
+    ("ld.global.cg", LD_CG),
+    ("ld.global.cs", LD_CS),
+    // PTX ISA: `ld.lu` on global addresses is `ld.cs`.
+    ("ld.global.lu", LD_CS),
+    ("ld.global.cv", LD_CV),
+    ("ld.global.volatile", LD_CV),
+    ("ld.local.ca", LD_CA),
+    ("ld.local.cg", LD_CG),
+    ("ld.local.cs", LD_CS),
+    ("ld.local.lu", LD_LU),
+    ("ld.local.cv", LD_CV),
     ("st.global.wb", ST_GLOBAL_WB),
-    ("ld.ca", LD_CA),
+    // `.cg` caches at L2 only, which is what 4.1 does.
+    ("st.global.cg", ST_GLOBAL_WB),
+    ("st.global.cs", ST_GLOBAL_CS),
+    ("st.global.wt", ST_GLOBAL_WT),
+    ("st.global.volatile", ST_GLOBAL_WB),
+    ("st.local.wb", ST_LOCAL_WB),
     ("st.local.cg", ST_LOCAL_CG),
+    ("st.local.cs", ST_LOCAL_CS),
+    ("st.local.wt", ST_GLOBAL_WT),
     ("atom.global", ATOM_GLOBAL),
+    ("red.global", RED_GLOBAL),
     ("atom.shared", ATOM_SHARED),
-    ("reg.write", REG_WRITE),
     ("ld.shared", LD_SHARED),
     ("st.shared", ST_SHARED),
+    // The constant cache is not a formal cache (digest gap 6): one step at `latency.constant`
+    // / `latency.param`.
     ("ld.const", LD_CONST),
-    ("ld.global.cg", LD_CG),
-    ("ld.cs", LD_CS),
-    ("ld.local.lu", LD_LU),
+    ("ld.param", LD_CONST),
 ];
 
 /// Parses a library program.

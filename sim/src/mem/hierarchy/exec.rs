@@ -1,0 +1,1068 @@
+//! Running one memory program over the timed hierarchy (Habermaier §4.4–4.6; digest §2.4–2.6).
+//!
+//! Each operation runs to its `end` when its instruction issues — a valid schedule of the
+//! formal macro-step system, in which any op may be picked and silent rules fire between micro
+//! steps — while every micro step is given its time:
+//! - a step costs the round-trip distance from where the operation is to the farthest place
+//!   it touches (`Costs`; coming back costs nothing more, since the round trip includes it),
+//!   so program 4.2 pays exactly the configured L1, L2 or DRAM load-to-use latency;
+//! - plus the queueing its traffic meets: interconnect ports and the L2 slice's bandwidth for
+//!   a step at L2, the bank and channel bus (and the row-buffer outcome) for a step at DRAM;
+//! - an operation that cannot proceed now (formally: it yields and is retried) waits until it
+//!   can: a read of a line still in flight waits for its fill (an MSHR merge), a reservation
+//!   in a set whose lines are all in flight waits for the first to land (a reservation
+//!   failure), a reservation with every MSHR busy waits for one to free, `lock` waits for the
+//!   banks' release.
+//!
+//! Silent write-backs (`wb_L1`, `wb_L2`) fire when a dirty line must leave: for a victim, for
+//! `evictX`, for a fence's flush and at the end of a launch. They consume bandwidth but do not
+//! delay the operation that caused them.
+//!
+//! What the formal model calls ⊥ (a cache operation on shared memory, reading a line that was
+//! never filled, reserving a cached line, ending with a line reserved or banks locked, or
+//! without `releaseRegs`) is a `ProgramError`: a configured program is wrong.
+
+use super::{Backend, Costs, SmMemory, Target, Txn, LOCAL_TAG};
+use crate::mem::cache::{copy_masked, Cache, Mask, Slot};
+use crate::mem::program::{BExp, Level, OpExp, Stm};
+use crate::mem::GlobalMemory;
+use crate::stats::MemCounters;
+
+/// What one operation may touch.
+pub struct Ctx<'a> {
+    pub sm: u32,
+    pub mem: &'a mut SmMemory,
+    pub back: &'a mut Backend,
+    pub global: &'a mut GlobalMemory,
+    pub costs: Costs,
+    pub counters: &'a mut MemCounters,
+}
+
+/// A program did something the formal model leaves undefined (⊥).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProgramError(pub String);
+
+fn bottom<T>(msg: impl Into<String>) -> Result<T, ProgramError> {
+    Err(ProgramError(msg.into()))
+}
+
+/// When an operation's registers were released and when its last step ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Done {
+    pub release: u64,
+    pub end: u64,
+}
+
+/// The `ready` of a line this operation reserved and has not filled yet (pinned).
+const PENDING: u64 = u64::MAX;
+
+/// Header bytes of an interconnect packet (GPGPU-Sim's 8-byte control flit; our choice).
+const HEADER: u64 = 8;
+
+/// Places a step can reach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    L1,
+    L2,
+    Dram,
+    Shared,
+    Const,
+    Param,
+}
+
+/// One L2 line's share of the operation's L1-sized line (L2 lines may be larger or smaller).
+#[derive(Clone, Copy, Debug, Default)]
+struct Chunk {
+    l2line: u64,
+    slice: usize,
+    txn_off: u32,
+    l2_off: u32,
+    len: u32,
+}
+
+impl Chunk {
+    fn ones(&self) -> Mask {
+        if self.len >= 128 {
+            Mask::MAX
+        } else {
+            (1 << self.len) - 1
+        }
+    }
+    /// A mask at operation offsets → L2-line offsets.
+    fn in_l2(&self, m: Mask) -> Mask {
+        ((m >> self.txn_off) & self.ones()) << self.l2_off
+    }
+}
+
+/// The accounting of the micro step in progress.
+#[derive(Default)]
+struct Step {
+    /// Round-trip cycles of the farthest place touched, if any.
+    level: Option<u32>,
+    /// Queueing and row-buffer adjustment.
+    extra: i64,
+    /// The step cannot end before this (fills and locks waited for).
+    wait: u64,
+    l2: Option<usize>,
+    l2_read: u64,
+    l2_write: u64,
+    /// Lines this step filled: (is L2, slice, index); they land when the step ends.
+    filled: [(bool, usize, usize); 8],
+    n_filled: usize,
+    release: bool,
+    unlock: bool,
+}
+
+struct Run<'r, 'a> {
+    ctx: &'r mut Ctx<'a>,
+    txn: &'r mut Txn,
+    /// Start of the current step.
+    t: u64,
+    /// Round-trip cycles of where the operation is.
+    pos: u32,
+    step: Step,
+    /// The operation reserved an L1 line: L2 and DRAM fetch the L1's sectors.
+    l1_fill: bool,
+    mshr: Option<usize>,
+    locked: bool,
+    released: Option<u64>,
+    counted: [bool; 2],
+}
+
+/// Run `prog` for `txn` from cycle `start`.
+pub fn run(prog: &[Stm], txn: &mut Txn, ctx: &mut Ctx, start: u64) -> Result<Done, ProgramError> {
+    let mut r = Run {
+        ctx,
+        txn,
+        t: start,
+        pos: 0,
+        step: Step::default(),
+        l1_fill: false,
+        mshr: None,
+        locked: false,
+        released: None,
+        counted: [false; 2],
+    };
+    if !r.seq(prog)? {
+        return bottom("the program ran out without `end;`");
+    }
+    r.check_end()?;
+    match r.released {
+        Some(release) => Ok(Done { release, end: r.t }),
+        None => bottom("the program ended without `releaseRegs`: its registers would stay blocked"),
+    }
+}
+
+impl Run<'_, '_> {
+    /// Run a statement sequence; true once `end` ran.
+    fn seq(&mut self, stms: &[Stm]) -> Result<bool, ProgramError> {
+        for s in stms {
+            match s {
+                Stm::Skip => {}
+                Stm::Yield => self.end_step(),
+                Stm::End => {
+                    self.end_step();
+                    return Ok(true);
+                }
+                Stm::If(b, then, els) => {
+                    let branch = if self.cond(b)? { then } else { els };
+                    if self.seq(branch)? {
+                        return Ok(true);
+                    }
+                }
+                Stm::Op(op) => self.op(*op)?,
+            }
+        }
+        Ok(false)
+    }
+
+    fn cond(&mut self, b: &BExp) -> Result<bool, ProgramError> {
+        Ok(match b {
+            BExp::True => true,
+            BExp::False => false,
+            BExp::Not(x) => !self.cond(x)?,
+            BExp::And(x, y) => self.cond(x)? & self.cond(y)?,
+            BExp::Or(x, y) => self.cond(x)? | self.cond(y)?,
+            BExp::IsCached(Level::L1) => self.cached_l1()?,
+            BExp::IsCached(Level::L2) => self.cached_l2()?,
+        })
+    }
+
+    fn op(&mut self, op: OpExp) -> Result<(), ProgramError> {
+        match op {
+            OpExp::ReadMem => self.read_mem(),
+            OpExp::WriteMem => self.write_mem(),
+            OpExp::AtomOp => self.atom_op(),
+            OpExp::ReleaseRegs => {
+                self.step.release = true;
+                Ok(())
+            }
+            OpExp::WriteToRegs => {
+                self.txn.wrote_regs = true;
+                Ok(())
+            }
+            OpExp::Lock => self.lock(),
+            OpExp::Unlock => self.unlock(),
+            _ => {
+                self.device(op)?;
+                match op {
+                    OpExp::Read(Level::L1) => self.read_l1(),
+                    OpExp::Read(Level::L2) => self.read_l2(),
+                    OpExp::Write(Level::L1) => self.write_l1(),
+                    OpExp::Write(Level::L2) => self.write_l2(),
+                    OpExp::Reserve(Level::L1) => self.reserve_l1(),
+                    OpExp::Reserve(Level::L2) => self.reserve_l2(),
+                    OpExp::Update(Level::L1) => self.update_l1(),
+                    OpExp::Update(Level::L2) => self.update_l2(),
+                    OpExp::Evict(Level::L1) => self.drop_l1(true),
+                    OpExp::Evict(Level::L2) => self.drop_l2(true),
+                    OpExp::Discard(Level::L1) => self.drop_l1(false),
+                    OpExp::Discard(Level::L2) => self.drop_l2(false),
+                    OpExp::ClassifyFirst(l) => self.classify(l, crate::mem::cache::EvClass::First),
+                    OpExp::ClassifyNormal(l) => {
+                        self.classify(l, crate::mem::cache::EvClass::Normal)
+                    }
+                    _ => unreachable!("handled above"),
+                }
+            }
+        }
+    }
+
+    // ---- timing -------------------------------------------------------------------------
+
+    fn cost(&self, p: Place) -> u32 {
+        let c = &self.ctx.costs;
+        match p {
+            Place::L1 => c.l1,
+            Place::L2 => c.l2,
+            Place::Dram => c.dram,
+            Place::Shared => c.shared,
+            Place::Const => c.constant,
+            Place::Param => c.param,
+        }
+    }
+
+    fn touch(&mut self, p: Place) {
+        let r = self.cost(p);
+        self.step.level = Some(self.step.level.map_or(r, |l| l.max(r)));
+    }
+
+    /// The cycle within the current step: its start, or later once it has waited.
+    fn now(&self) -> u64 {
+        self.t.max(self.step.wait)
+    }
+
+    fn wait_until(&mut self, at: u64) {
+        self.step.wait = self.step.wait.max(at);
+    }
+
+    /// Close the current micro step: its cost, queueing and waits give its end, when the
+    /// lines it filled land and the registers or banks it released become free.
+    fn end_step(&mut self) {
+        let s = std::mem::take(&mut self.step);
+        let mut extra = s.extra;
+        if let Some(slice) = s.l2 {
+            extra += self.l2_transfer(slice, s.l2_read, s.l2_write) as i64;
+        }
+        let cost = match s.level {
+            Some(level) => {
+                let c = level.saturating_sub(self.pos);
+                self.pos = level;
+                c
+            }
+            None => 0,
+        };
+        let end = ((self.t + cost as u64) as i64 + extra).max(self.t as i64) as u64;
+        let end = end.max(s.wait);
+        for &(l2, slice, i) in &s.filled[..s.n_filled] {
+            let line = if l2 {
+                self.ctx.back.slices[slice].line_mut(i)
+            } else {
+                self.ctx.mem.l1.line_mut(i)
+            };
+            line.ready = end;
+            if !l2 {
+                if let Some(m) = self.mshr.take() {
+                    self.ctx.mem.mshr_free[m] = end;
+                }
+            }
+        }
+        if s.release {
+            self.released = Some(end);
+        }
+        if s.unlock {
+            self.set_banks(end);
+            self.locked = false;
+        }
+        self.t = end;
+    }
+
+    /// The queueing of this step's packet to L2 slice `slice` and its reply: interconnect
+    /// ports and the slice's bandwidth (the unloaded trip is in the step's cost).
+    fn l2_transfer(&mut self, slice: usize, read: u64, write: u64) -> u64 {
+        let (sm, now) = (self.ctx.sm, self.t);
+        let b = &mut *self.ctx.back;
+        let lat = b.icnt.latency() as u64;
+        let arrive = b.icnt.to_slice(sm, slice as u32, HEADER + write, now);
+        let served = b.slice_bw[slice].serve(arrive, read + write);
+        let back = b.icnt.to_sm(slice as u32, sm, HEADER + read, served);
+        self.ctx.counters.l2_bytes += read + write;
+        back.saturating_sub(now + 2 * lat)
+    }
+
+    fn l2_traffic(&mut self, slice: usize, read: u64, write: u64) {
+        self.touch(Place::L2);
+        self.step.l2.get_or_insert(slice);
+        self.step.l2_read += read;
+        self.step.l2_write += write;
+    }
+
+    fn filled(&mut self, l2: bool, slice: usize, i: usize) {
+        if self.step.n_filled < self.step.filled.len() {
+            self.step.filled[self.step.n_filled] = (l2, slice, i);
+            self.step.n_filled += 1;
+        }
+    }
+
+    /// A DRAM access of `bytes` at `addr` in this step: bank and bus queueing and the
+    /// row-buffer outcome adjust the step's cost.
+    fn dram(&mut self, addr: u64, bytes: u64, write: bool) {
+        let now = self.now();
+        let c = &mut *self.ctx.counters;
+        let d = dram_access(&mut self.ctx.back.dram, addr, bytes, now, write, c);
+        self.step.extra += d;
+        self.touch(Place::Dram);
+    }
+
+    // ---- masks --------------------------------------------------------------------------
+
+    /// The L1 sectors of the operation's bytes.
+    fn want_l1(&self) -> Mask {
+        self.ctx.mem.l1.sectors_of(self.txn.bytes)
+    }
+
+    /// What L2 and DRAM move for this operation, at operation offsets: the L1's sectors when
+    /// it fills an L1 line, else its own bytes.
+    fn want_below(&self) -> Mask {
+        if self.l1_fill {
+            self.want_l1()
+        } else {
+            self.txn.bytes
+        }
+    }
+
+    fn chunks(&self) -> ([Chunk; 4], usize) {
+        let l1 = self.ctx.mem.l1.line_bytes();
+        let l2 = self.ctx.back.l2_line as u64;
+        let mut out = [Chunk::default(); 4];
+        let line = self.txn.line;
+        if l2 >= l1 {
+            let l2line = line - line % l2;
+            out[0] = Chunk {
+                l2line,
+                slice: self.ctx.back.slice_of(l2line),
+                txn_off: 0,
+                l2_off: (line - l2line) as u32,
+                len: l1 as u32,
+            };
+            return (out, 1);
+        }
+        let n = ((l1 / l2) as usize).min(4);
+        for (k, c) in out.iter_mut().enumerate().take(n) {
+            let l2line = line + k as u64 * l2;
+            *c = Chunk {
+                l2line,
+                slice: self.ctx.back.slice_of(l2line),
+                txn_off: (k as u64 * l2) as u32,
+                l2_off: 0,
+                len: l2 as u32,
+            };
+        }
+        (out, n)
+    }
+
+    fn device(&self, op: OpExp) -> Result<(), ProgramError> {
+        match self.txn.target {
+            Target::Global | Target::Local => Ok(()),
+            t => bottom(format!(
+                "`{}` is not defined for {t:?} memory (the formal model defines cache operations on device memory only)",
+                op.keyword()
+            )),
+        }
+    }
+
+    // ---- conditions ---------------------------------------------------------------------
+
+    /// `isCachedL1`: the line is present with every sector the operation needs (a reserved
+    /// line in flight counts, as in the formal model). The first evaluation counts hits and
+    /// misses by sector.
+    fn cached_l1(&mut self) -> Result<bool, ProgramError> {
+        self.device(OpExp::Read(Level::L1))?;
+        let want = self.want_l1();
+        let l1 = &self.ctx.mem.l1;
+        let valid = l1.find(self.txn.line).map_or(0, |i| l1.line(i).valid);
+        if !std::mem::replace(&mut self.counted[0], true) {
+            let c = &mut *self.ctx.counters;
+            c.l1_hits += l1.sector_count(valid & want);
+            c.l1_misses += l1.sector_count(want & !valid);
+        }
+        Ok(valid & want == want)
+    }
+
+    fn cached_l2(&mut self) -> Result<bool, ProgramError> {
+        self.device(OpExp::Read(Level::L2))?;
+        let (chunks, n) = self.chunks();
+        let want = self.want_below();
+        let count = !std::mem::replace(&mut self.counted[1], true);
+        let mut all = true;
+        for c in &chunks[..n] {
+            let s = &self.ctx.back.slices[c.slice];
+            let w = s.sectors_of(c.in_l2(want));
+            if w == 0 {
+                continue;
+            }
+            let valid = s.find(c.l2line).map_or(0, |i| s.line(i).valid);
+            if count {
+                self.ctx.counters.l2_hits += s.sector_count(valid & w);
+                self.ctx.counters.l2_misses += s.sector_count(w & !valid);
+            }
+            all &= valid & w == w;
+        }
+        Ok(all)
+    }
+
+    // ---- L1 operations ------------------------------------------------------------------
+
+    /// The L1 way holding the operation's line, allocating it if absent (a victim is
+    /// written back if dirty; a set all in flight is waited for).
+    fn l1_way(&mut self) -> usize {
+        loop {
+            let now = self.now();
+            let ctx = &mut *self.ctx;
+            match l1_slot(
+                ctx.back,
+                ctx.mem,
+                ctx.sm,
+                ctx.global,
+                self.txn.line,
+                now,
+                ctx.counters,
+            ) {
+                Ok(i) => return i,
+                Err(at) => {
+                    ctx.counters.l1_reservation_fails += 1;
+                    self.wait_until(at.max(now + 1));
+                }
+            }
+        }
+    }
+
+    fn reserve_l1(&mut self) -> Result<(), ProgramError> {
+        if self.cached_l1()? {
+            return bottom("`reserveL1` of a line already in L1");
+        }
+        self.touch(Place::L1);
+        let i = self.l1_way();
+        // One MSHR per line in flight: with all busy the miss waits for the first to free.
+        let now = self.now();
+        let mem = &mut *self.ctx.mem;
+        let (m, free) = mem
+            .mshr_free
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by_key(|&(_, f)| f)
+            .expect("at least one MSHR");
+        if free > now {
+            self.ctx.counters.mshr_stalls += 1;
+            self.wait_until(free);
+        }
+        let mem = &mut *self.ctx.mem;
+        mem.mshr_free[m] = PENDING;
+        self.mshr = Some(m);
+        mem.l1.line_mut(i).ready = PENDING;
+        self.l1_fill = true;
+        Ok(())
+    }
+
+    fn l1_find(&self, what: &str) -> Result<usize, ProgramError> {
+        match self.ctx.mem.l1.find(self.txn.line) {
+            Some(i) => Ok(i),
+            None => bottom(format!("`{what}` of a line not in L1")),
+        }
+    }
+
+    fn read_l1(&mut self) -> Result<(), ProgramError> {
+        self.touch(Place::L1);
+        let i = self.l1_find("readL1")?;
+        let want = self.want_l1();
+        let l = *self.ctx.mem.l1.line(i);
+        if l.valid & want != want {
+            return bottom("`readL1` of bytes never filled (the program would wait forever)");
+        }
+        if l.ready != PENDING && l.ready > self.now() {
+            self.ctx.counters.mshr_merges += 1;
+            self.wait_until(l.ready);
+        }
+        if self.txn.carries_values() {
+            copy_masked(&mut self.txn.data, self.ctx.mem.l1.data(i), want);
+        }
+        self.ctx.mem.l1.touch(i);
+        Ok(())
+    }
+
+    fn update_l1(&mut self) -> Result<(), ProgramError> {
+        self.touch(Place::L1);
+        let i = self.l1_find("updateL1")?;
+        let want = self.want_l1();
+        let l1 = &mut self.ctx.mem.l1;
+        let fill = want & !l1.line(i).valid;
+        if self.txn.carries_values() {
+            copy_masked(l1.data_mut(i), &self.txn.data, fill);
+        }
+        l1.line_mut(i).valid |= fill;
+        if l1.line(i).ready == PENDING {
+            self.filled(false, 0, i);
+        }
+        Ok(())
+    }
+
+    fn write_l1(&mut self) -> Result<(), ProgramError> {
+        self.touch(Place::L1);
+        let i = self.l1_way();
+        let values = self.txn.carries_values();
+        self.txn.changed |= write_line(
+            &mut self.ctx.mem.l1,
+            i,
+            &self.txn.data,
+            self.txn.bytes,
+            values,
+        );
+        self.ctx.mem.l1.touch(i);
+        Ok(())
+    }
+
+    /// `evictL1` (`write_back`: dirty bytes are written back first, the silent `wb_L1` the
+    /// formal `evict` waits for) or `discardL1` (dirty bytes are dropped).
+    fn drop_l1(&mut self, write_back: bool) -> Result<(), ProgramError> {
+        self.touch(Place::L1);
+        let Some(i) = self.ctx.mem.l1.find(self.txn.line) else {
+            return Ok(());
+        };
+        let ready = self.ctx.mem.l1.line(i).ready;
+        if ready == PENDING {
+            return bottom("evicting a line this operation reserved (it would wait forever)");
+        }
+        if ready > self.now() {
+            self.wait_until(ready);
+        }
+        if write_back && self.ctx.mem.l1.line(i).dirty != 0 {
+            loop {
+                let now = self.now();
+                let ctx = &mut *self.ctx;
+                match write_back_l1(ctx.back, ctx.mem, ctx.sm, ctx.global, i, now, ctx.counters) {
+                    Ok(()) => break,
+                    Err(at) => self.wait_until(at.max(now + 1)),
+                }
+            }
+        }
+        let ctx = &mut *self.ctx;
+        ctx.mem.l1.invalidate(i);
+        ctx.counters.l1_evictions += 1;
+        Ok(())
+    }
+
+    fn classify(
+        &mut self,
+        level: Level,
+        class: crate::mem::cache::EvClass,
+    ) -> Result<(), ProgramError> {
+        match level {
+            Level::L1 => {
+                let i = self.l1_find("classifyL1")?;
+                self.ctx.mem.l1.line_mut(i).class = class;
+            }
+            Level::L2 => {
+                let (chunks, n) = self.chunks();
+                for c in &chunks[..n] {
+                    let s = &mut self.ctx.back.slices[c.slice];
+                    match s.find(c.l2line) {
+                        Some(i) => s.line_mut(i).class = class,
+                        None => return bottom("`classifyL2` of a line not in L2"),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- L2 operations ------------------------------------------------------------------
+
+    /// The way of chunk `c` in its slice, allocating it if absent.
+    fn l2_way(&mut self, c: &Chunk) -> usize {
+        loop {
+            let now = self.now();
+            let ctx = &mut *self.ctx;
+            match l2_slot(ctx.back, c.slice, c.l2line, ctx.global, now, ctx.counters) {
+                Ok(i) => return i,
+                Err(at) => {
+                    ctx.counters.l2_reservation_fails += 1;
+                    self.wait_until(at.max(now + 1));
+                }
+            }
+        }
+    }
+
+    fn reserve_l2(&mut self) -> Result<(), ProgramError> {
+        if self.cached_l2()? {
+            return bottom("`reserveL2` of a line already in L2");
+        }
+        let (chunks, n) = self.chunks();
+        let want = self.want_below();
+        for c in &chunks[..n] {
+            if c.in_l2(want) == 0 {
+                continue;
+            }
+            let i = self.l2_way(c);
+            self.ctx.back.slices[c.slice].line_mut(i).ready = PENDING;
+            self.l2_traffic(c.slice, 0, 0);
+        }
+        Ok(())
+    }
+
+    fn read_l2(&mut self) -> Result<(), ProgramError> {
+        let (chunks, n) = self.chunks();
+        let want = self.want_below();
+        let values = self.txn.carries_values();
+        for c in &chunks[..n] {
+            let s = &self.ctx.back.slices[c.slice];
+            let w = s.sectors_of(c.in_l2(want));
+            if w == 0 {
+                continue;
+            }
+            let Some(i) = s.find(c.l2line) else {
+                return bottom("`readL2` of a line not in L2");
+            };
+            let l = *s.line(i);
+            if l.valid & w != w {
+                return bottom("`readL2` of bytes never filled (the program would wait forever)");
+            }
+            if l.ready != PENDING && l.ready > self.now() {
+                self.wait_until(l.ready);
+            }
+            if values {
+                let (a, b) = (c.txn_off as usize, c.l2_off as usize);
+                let len = c.len as usize;
+                let s = &self.ctx.back.slices[c.slice];
+                copy_masked(
+                    &mut self.txn.data[a..a + len],
+                    &s.data(i)[b..b + len],
+                    w >> b,
+                );
+            }
+            self.ctx.back.slices[c.slice].touch(i);
+            self.l2_traffic(c.slice, w.count_ones() as u64, 0);
+        }
+        Ok(())
+    }
+
+    fn update_l2(&mut self) -> Result<(), ProgramError> {
+        let (chunks, n) = self.chunks();
+        let want = self.want_below();
+        let values = self.txn.carries_values();
+        for c in &chunks[..n] {
+            let w = self.ctx.back.slices[c.slice].sectors_of(c.in_l2(want));
+            if w == 0 {
+                continue;
+            }
+            let Some(i) = self.ctx.back.slices[c.slice].find(c.l2line) else {
+                return bottom("`updateL2` of a line not in L2");
+            };
+            let s = &mut self.ctx.back.slices[c.slice];
+            let fill = w & !s.line(i).valid;
+            if values {
+                let (a, b, len) = (c.txn_off as usize, c.l2_off as usize, c.len as usize);
+                copy_masked(
+                    &mut s.data_mut(i)[b..b + len],
+                    &self.txn.data[a..a + len],
+                    fill >> b,
+                );
+            }
+            s.line_mut(i).valid |= fill;
+            let pending = s.line(i).ready == PENDING;
+            if pending {
+                self.filled(true, c.slice, i);
+            }
+            self.l2_traffic(c.slice, 0, fill.count_ones() as u64);
+        }
+        Ok(())
+    }
+
+    fn write_l2(&mut self) -> Result<(), ProgramError> {
+        let (chunks, n) = self.chunks();
+        let values = self.txn.carries_values();
+        for c in &chunks[..n] {
+            let m = c.in_l2(self.txn.bytes);
+            if m == 0 {
+                continue;
+            }
+            let s = &self.ctx.back.slices[c.slice];
+            let present = s.find(c.l2line).map_or(0, |i| s.line(i).valid);
+            let w = s.sectors_of(m);
+            self.ctx.counters.l2_hits += s.sector_count(present & w);
+            self.ctx.counters.l2_misses += s.sector_count(w & !present);
+            let i = self.l2_way(c);
+            let (a, b, len) = (c.txn_off as usize, c.l2_off as usize, c.len as usize);
+            let mut src = [0u8; 128];
+            src[b..b + len].copy_from_slice(&self.txn.data[a..a + len]);
+            let s = &mut self.ctx.back.slices[c.slice];
+            self.txn.changed |= write_line(s, i, &src, m, values);
+            s.touch(i);
+            self.l2_traffic(c.slice, 0, m.count_ones() as u64);
+        }
+        Ok(())
+    }
+
+    fn drop_l2(&mut self, write_back: bool) -> Result<(), ProgramError> {
+        let (chunks, n) = self.chunks();
+        for c in &chunks[..n] {
+            self.l2_traffic(c.slice, 0, 0);
+            let Some(i) = self.ctx.back.slices[c.slice].find(c.l2line) else {
+                continue;
+            };
+            let ready = self.ctx.back.slices[c.slice].line(i).ready;
+            if ready == PENDING {
+                return bottom("evicting a line this operation reserved (it would wait forever)");
+            }
+            if ready > self.now() {
+                self.wait_until(ready);
+            }
+            let now = self.now();
+            let ctx = &mut *self.ctx;
+            if write_back && ctx.back.slices[c.slice].line(i).dirty != 0 {
+                write_back_l2(ctx.back, c.slice, i, ctx.global, now, ctx.counters);
+            }
+            ctx.back.slices[c.slice].invalidate(i);
+            ctx.counters.l2_evictions += 1;
+        }
+        Ok(())
+    }
+
+    // ---- memory, atomics, locks ---------------------------------------------------------
+
+    fn read_mem(&mut self) -> Result<(), ProgramError> {
+        match self.txn.target {
+            Target::Global | Target::Local => {
+                let m = self.dram_mask(self.want_below());
+                if self.txn.carries_values() {
+                    self.ctx
+                        .global
+                        .read_raw(self.txn.line, &mut self.txn.data, m);
+                }
+                self.ctx.counters.dram_reads += 1;
+                self.dram(self.txn.line, m.count_ones() as u64, false);
+            }
+            Target::Shared => self.touch(Place::Shared),
+            Target::Const => self.touch(Place::Const),
+            Target::Param => self.touch(Place::Param),
+        }
+        Ok(())
+    }
+
+    /// A mask widened to the L2's sectors (DRAM moves whole sectors).
+    fn dram_mask(&self, m: Mask) -> Mask {
+        let (chunks, n) = self.chunks();
+        let mut out = 0;
+        for c in &chunks[..n] {
+            let s = &self.ctx.back.slices[c.slice];
+            let w = s.sectors_of(c.in_l2(m)) >> c.l2_off;
+            out |= (w & c.ones()) << c.txn_off;
+        }
+        out
+    }
+
+    fn write_mem(&mut self) -> Result<(), ProgramError> {
+        match self.txn.target {
+            Target::Global | Target::Local => {
+                let m = self.txn.bytes;
+                if self.txn.carries_values() {
+                    self.ctx.global.write_raw(self.txn.line, &self.txn.data, m);
+                    self.txn.changed = true;
+                }
+                self.ctx.counters.dram_writes += 1;
+                self.dram(self.txn.line, m.count_ones() as u64, true);
+            }
+            Target::Shared => self.touch(Place::Shared),
+            Target::Const | Target::Param => {
+                return bottom("`writeMem` to read-only memory");
+            }
+        }
+        Ok(())
+    }
+
+    /// `atomOp`: the new value from the old (global atomics carry their values here; shared
+    /// ones are applied by the executing instruction, the program giving their timing).
+    fn atom_op(&mut self) -> Result<(), ProgramError> {
+        if self.txn.target == Target::Shared {
+            return Ok(());
+        }
+        let Some(a) = self.txn.atomic.as_mut() else {
+            return bottom("`atomOp` in a program for an operation that is not an atomic");
+        };
+        if self.txn.target == Target::Global {
+            let (o, n) = (a.offset, a.size as usize);
+            let old = crate::mem::load_le(&self.txn.data[o..o + n]);
+            let new = gpusim_isa::semantics::atomic(a.op, a.ty, old, a.b, a.c);
+            crate::mem::store_le(&mut self.txn.data[o..o + n], new);
+            a.old = old;
+        }
+        Ok(())
+    }
+
+    fn lock(&mut self) -> Result<(), ProgramError> {
+        if self.txn.target != Target::Shared || self.txn.atomic.is_none() {
+            return bottom("`lock` is defined for shared-memory atomics only");
+        }
+        let banks = self.txn.banks;
+        let free = &self.ctx.mem.bank_free;
+        let until = (0..free.len())
+            .filter(|b| banks >> b & 1 == 1)
+            .map(|b| free[b])
+            .max()
+            .unwrap_or(0);
+        self.wait_until(until);
+        self.set_banks(PENDING);
+        self.locked = true;
+        Ok(())
+    }
+
+    fn unlock(&mut self) -> Result<(), ProgramError> {
+        if self.txn.target != Target::Shared || self.txn.atomic.is_none() {
+            return bottom("`unlock` is defined for shared-memory atomics only");
+        }
+        self.step.unlock = true;
+        Ok(())
+    }
+
+    fn set_banks(&mut self, at: u64) {
+        let banks = self.txn.banks;
+        let free = &mut self.ctx.mem.bank_free;
+        for (b, f) in free.iter_mut().enumerate() {
+            if banks >> b & 1 == 1 {
+                *f = at;
+            }
+        }
+    }
+
+    /// The formal model's stuck states at `end`: pins nobody will release.
+    fn check_end(&self) -> Result<(), ProgramError> {
+        if self.locked {
+            return bottom("the program ended holding shared-memory bank locks");
+        }
+        let l1 = &self.ctx.mem.l1;
+        if l1
+            .find(self.txn.line)
+            .is_some_and(|i| l1.line(i).ready == PENDING)
+        {
+            return bottom("the program ended with its L1 line reserved but never updated");
+        }
+        if matches!(self.txn.target, Target::Global | Target::Local) {
+            let (chunks, n) = self.chunks();
+            for c in &chunks[..n] {
+                let s = &self.ctx.back.slices[c.slice];
+                if s.find(c.l2line).is_some_and(|i| s.line(i).ready == PENDING) {
+                    return bottom("the program ended with its L2 line reserved but never updated");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The formal `write` on one line: "same data ⇒ unchanged" (no dirty bit for a write that
+/// changes nothing), else the bytes become valid and dirty. Without values only the masks move.
+fn write_line(c: &mut Cache, i: usize, src: &[u8], m: Mask, values: bool) -> bool {
+    let l = *c.line(i);
+    if values {
+        let same = l.valid & m == m && {
+            let mut cur = [0u8; 128];
+            let n = c.line_bytes() as usize;
+            copy_masked(&mut cur[..n], c.data(i), m);
+            let mut new = [0u8; 128];
+            copy_masked(&mut new[..n], &src[..n], m);
+            cur == new
+        };
+        if same {
+            return false;
+        }
+        let n = c.line_bytes() as usize;
+        copy_masked(c.data_mut(i), &src[..n], m);
+    }
+    let line = c.line_mut(i);
+    line.valid |= m;
+    line.dirty |= m;
+    true
+}
+
+/// One DRAM access, counted; returns the cycles it adds to its step (queueing plus the
+/// row-buffer adjustment).
+fn dram_access(
+    dram: &mut crate::mem::dram::Dram,
+    addr: u64,
+    bytes: u64,
+    now: u64,
+    write: bool,
+    c: &mut MemCounters,
+) -> i64 {
+    use crate::mem::dram::RowOutcome;
+    let d = dram.access(addr, bytes, now, write);
+    c.dram_bytes += bytes;
+    if write {
+        c.dram_write_bytes += bytes;
+    }
+    match d.row {
+        RowOutcome::Hit => c.dram_row_hits += 1,
+        RowOutcome::Miss => c.dram_row_misses += 1,
+        RowOutcome::Conflict => c.dram_row_conflicts += 1,
+    }
+    (d.start - now) as i64 + dram.row_adjust(d.row)
+}
+
+/// The L1 way for `line`: present, free, or a victim made free (written back if dirty);
+/// `Err(cycle)` when every way is in flight or the write-back cannot find room in L2.
+pub(super) fn l1_slot(
+    back: &mut Backend,
+    mem: &mut SmMemory,
+    sm: u32,
+    global: &mut GlobalMemory,
+    line: u64,
+    now: u64,
+    c: &mut MemCounters,
+) -> Result<usize, u64> {
+    if let Some(i) = mem.l1.find(line) {
+        return Ok(i);
+    }
+    let i = match mem.l1.slot_for(line, now) {
+        Slot::Free(i) => i,
+        Slot::Victim(i) => {
+            if mem.l1.line(i).dirty != 0 {
+                write_back_l1(back, mem, sm, global, i, now, c)?;
+            }
+            c.l1_evictions += 1;
+            i
+        }
+        Slot::Busy(at) => return Err(at),
+    };
+    mem.l1.install(i, line);
+    Ok(i)
+}
+
+/// The way for `l2line` in slice `slice`, as `l1_slot`.
+pub(super) fn l2_slot(
+    back: &mut Backend,
+    slice: usize,
+    l2line: u64,
+    global: &mut GlobalMemory,
+    now: u64,
+    c: &mut MemCounters,
+) -> Result<usize, u64> {
+    let s = &back.slices[slice];
+    if let Some(i) = s.find(l2line) {
+        return Ok(i);
+    }
+    let i = match s.slot_for(l2line, now) {
+        Slot::Free(i) => i,
+        Slot::Victim(i) => {
+            if s.line(i).dirty != 0 {
+                write_back_l2(back, slice, i, global, now, c);
+            }
+            c.l2_evictions += 1;
+            i
+        }
+        Slot::Busy(at) => return Err(at),
+    };
+    back.slices[slice].install(i, l2line);
+    Ok(i)
+}
+
+/// The silent `wb_L1`: L1 line `i`'s dirty bytes are written into L2 (allocating there) and
+/// the line becomes clean. Its traffic takes interconnect and slice bandwidth at `now`.
+pub(super) fn write_back_l1(
+    back: &mut Backend,
+    mem: &mut SmMemory,
+    sm: u32,
+    global: &mut GlobalMemory,
+    i: usize,
+    now: u64,
+    c: &mut MemCounters,
+) -> Result<(), u64> {
+    let l = *mem.l1.line(i);
+    let l1_bytes = mem.l1.line_bytes();
+    let l2_bytes = back.l2_line as u64;
+    let values = l.tag < LOCAL_TAG;
+    let mut src = [0u8; 128];
+    src[..l1_bytes as usize].copy_from_slice(mem.l1.data(i));
+    // The L2 lines this L1 line spans (or the one that holds it).
+    let (first, step) = if l2_bytes >= l1_bytes {
+        (l.tag - l.tag % l2_bytes, l2_bytes)
+    } else {
+        (l.tag, l2_bytes)
+    };
+    let mut a = first;
+    while a < l.tag + l1_bytes {
+        let lo = a.max(l.tag);
+        let hi = (a + step).min(l.tag + l1_bytes);
+        let span = (hi - lo) as u32;
+        let ones: Mask = if span >= 128 {
+            Mask::MAX
+        } else {
+            (1 << span) - 1
+        };
+        let m = (l.dirty >> (lo - l.tag)) & ones;
+        if m != 0 {
+            let slice = back.slice_of(a);
+            let j = l2_slot(back, slice, a, global, now, c)?;
+            let mut buf = [0u8; 128];
+            let (src_off, dst_off) = ((lo - l.tag) as usize, (lo - a) as usize);
+            buf[dst_off..dst_off + span as usize]
+                .copy_from_slice(&src[src_off..src_off + span as usize]);
+            write_line(&mut back.slices[slice], j, &buf, m << dst_off, values);
+            let bytes = m.count_ones() as u64;
+            let arrive = back.icnt.to_slice(sm, slice as u32, HEADER + bytes, now);
+            back.slice_bw[slice].serve(arrive, bytes);
+            c.l2_bytes += bytes;
+        }
+        a += step;
+    }
+    mem.l1.line_mut(i).dirty = 0;
+    c.l1_writebacks += 1;
+    Ok(())
+}
+
+/// The silent `wb_L2`: the line's dirty bytes go to DRAM (values only for global lines) and it
+/// becomes clean.
+pub(super) fn write_back_l2(
+    back: &mut Backend,
+    slice: usize,
+    i: usize,
+    global: &mut GlobalMemory,
+    now: u64,
+    c: &mut MemCounters,
+) {
+    let l = *back.slices[slice].line(i);
+    if l.tag < LOCAL_TAG {
+        global.write_raw(l.tag, back.slices[slice].data(i), l.dirty);
+    }
+    dram_access(
+        &mut back.dram,
+        l.tag,
+        l.dirty.count_ones() as u64,
+        now,
+        true,
+        c,
+    );
+    c.dram_writes += 1;
+    back.slices[slice].line_mut(i).dirty = 0;
+    c.l2_writebacks += 1;
+}
