@@ -101,6 +101,51 @@ fn policy_traces() {
     run_all("policies");
 }
 
+/// L1-coherence litmus traces (`traces/memory/coherence/gen.py`): a stale L1 read the formal
+/// model permits, and a fence, `.cg` or `volatile` removing it.
+#[test]
+fn memory_traces() {
+    run_all("memory");
+}
+
+/// The memory system's policies change timing, never the results of a correctly synchronised
+/// kernel: every kernel trace passes its checks with other replacement and row policies, with
+/// caches too small to hold anything and one MSHR, and with other memory programs — global
+/// stores kept dirty in L1 (written back by fences, evictions and the end of the launch) and
+/// global loads that bypass L1.
+#[test]
+fn kernel_traces_under_memory_variants() {
+    let variants: [&[(&str, &str)]; 4] = [
+        &[
+            ("dram.row_policy", "closed"),
+            ("l1.replacement", "fifo"),
+            ("l2.replacement", "fifo"),
+        ],
+        &[
+            ("l1.size_kib", "1"),
+            ("l1.ways", "2"),
+            ("l1.mshrs", "1"),
+            ("l2.size_kib", "16"),
+            ("l2.slices", "1"),
+            ("dram.channels", "1"),
+            ("dram.banks", "1"),
+        ],
+        &[(
+            "memory_programs.st_global_wb",
+            "writeL1; classifyNormalL1; yield; releaseRegs; end;",
+        )],
+        &[(
+            "memory_programs.ld_global_ca",
+            "if (!isCachedL2) { reserveL2; yield; readMem; yield; updateL2; } readL2; yield; writeToRegs; yield; releaseRegs; end;",
+        )],
+    ];
+    for v in variants {
+        let sets: Vec<(String, String)> =
+            v.iter().map(|(k, x)| (k.to_string(), x.to_string())).collect();
+        run_all_with("kernels", None, &sets);
+    }
+}
+
 #[test]
 fn fault_traces() {
     run_all("faults");
@@ -132,5 +177,6 @@ fn traces_on_every_config() {
         run_all_with("microbench", Some(&cfg), &[]);
         run_all_with("isa", Some(&cfg), &[]);
         run_all_with("tensor", Some(&cfg), &[]);
+        run_all_with("memory", Some(&cfg), &[]);
     }
 }
