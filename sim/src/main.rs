@@ -172,13 +172,15 @@ fn cmd_run(args: &RunArgs) -> i32 {
         100.0 * m.dram_row_hit_rate
     );
     println!(
-        "  bandwidth           MSHR {} merges, {} stalls; L2 {:.0} busy cycles ({:.1}%), DRAM {:.0} busy cycles ({:.1}%)",
+        "  bandwidth           MSHR {} merges, {} stalls; L2 {:.0} busy cycles ({:.1}%), DRAM {:.0} busy cycles ({:.1}%); interconnect {:.1}% of the SM ports, {} queueing cycles",
         c.mshr_merges,
         c.mshr_stalls,
         m.l2_busy_cycles,
         100.0 * m.l2_utilisation,
         m.dram_busy_cycles,
-        100.0 * m.dram_utilisation
+        100.0 * m.dram_utilisation,
+        100.0 * m.icnt_utilisation,
+        c.icnt_queue_cycles
     );
     let stalls: Vec<String> = s
         .totals

@@ -193,16 +193,15 @@ pub struct UnitsConfig {
     pub tensor: UnitConfig,
 }
 
-/// Cycles from issue until a loaded value may be read, per memory space (the memory
-/// hierarchy refines these in its own section).
+/// Round-trip cycles of the places a memory-program step reaches besides the caches and DRAM
+/// (`mem::hierarchy::Costs`: shared memory, the constant bank, kernel parameters), and the
+/// barrier release.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyConfig {
     pub shared: u32,
     pub constant: u32,
     pub param: u32,
-    /// Shared-memory atomics (global ones are timed at L2 by `mem::cache`).
-    pub atomic: u32,
     pub barrier: u32,
 }
 

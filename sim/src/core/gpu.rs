@@ -186,6 +186,7 @@ fn sm_scope(cfg: &Config) -> crate::stats::Scope {
         warp_slots: cfg.sm.max_warps as u64,
         l2_bytes_per_cycle: cfg.l2.bytes_per_cycle as u64,
         dram_bytes_per_cycle: cfg.dram.bytes_per_cycle as u64,
+        icnt_bytes_per_cycle: 2 * cfg.interconnect.port_bytes_per_cycle as u64,
     }
 }
 

@@ -110,11 +110,10 @@ impl Class {
             Class::Tensor => u.tensor.latency,
             Class::Branch => u.branch.latency,
             Class::Shared => l.shared,
-            // The minimum: `mem::cache::access` times each request that has lanes.
-            Class::Global | Class::Local => cfg.l1.hit_latency,
+            // Only for an instruction no lane executed: memory programs time every access.
+            Class::Global | Class::Local | Class::Atomic => cfg.l1.hit_latency,
             Class::Const => l.constant,
             Class::Param => l.param,
-            Class::Atomic => l.atomic,
             Class::Barrier => l.barrier,
         }
     }

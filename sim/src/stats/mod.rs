@@ -135,6 +135,10 @@ pub struct MemCounters {
     pub dram_bytes: u64,
     /// The part of `dram_bytes` written (stores through, L2 write-backs).
     pub dram_write_bytes: u64,
+    /// Bytes of the SM's interconnect packets (headers and data, both directions), and the
+    /// cycles they waited for busy ports beyond the crossbar's latency.
+    pub icnt_bytes: u64,
+    pub icnt_queue_cycles: u64,
 }
 
 impl MemCounters {
@@ -165,6 +169,8 @@ impl MemCounters {
         self.l2_bytes += o.l2_bytes;
         self.dram_bytes += o.dram_bytes;
         self.dram_write_bytes += o.dram_write_bytes;
+        self.icnt_bytes += o.icnt_bytes;
+        self.icnt_queue_cycles += o.icnt_queue_cycles;
     }
 }
 
@@ -187,6 +193,8 @@ pub struct MemoryReport {
     pub dram_utilisation: f64,
     /// DRAM row-buffer hits over all DRAM accesses.
     pub dram_row_hit_rate: f64,
+    /// The scope's interconnect port occupancy over its capacity.
+    pub icnt_utilisation: f64,
 }
 
 impl MemoryReport {
@@ -205,6 +213,7 @@ impl MemoryReport {
             l2_busy_cycles,
             dram_busy_cycles,
             l2_utilisation: util(l2_busy_cycles),
+            icnt_utilisation: util(per(c.icnt_bytes, scope.icnt_bytes_per_cycle)),
             dram_row_hit_rate: per(
                 c.dram_row_hits,
                 c.dram_row_hits + c.dram_row_misses + c.dram_row_conflicts,
@@ -319,6 +328,9 @@ pub struct Scope {
     /// `l2.bytes_per_cycle` and `dram.bytes_per_cycle` (the servers are GPU-wide).
     pub l2_bytes_per_cycle: u64,
     pub dram_bytes_per_cycle: u64,
+    /// Interconnect port capacity of the scope's SMs, both directions
+    /// (2 × `interconnect.port_bytes_per_cycle` per SM).
+    pub icnt_bytes_per_cycle: u64,
 }
 
 fn counters(cycles: u64, warp_size: u32, s: &SmStats, scope: &Scope) -> Counters {
@@ -390,6 +402,7 @@ impl KernelStats {
         let gpu = Scope {
             units: sm_scope.units.map(|u| u * n),
             warp_slots: sm_scope.warp_slots * n,
+            icnt_bytes_per_cycle: sm_scope.icnt_bytes_per_cycle * n,
             ..*sm_scope
         };
         KernelStats {

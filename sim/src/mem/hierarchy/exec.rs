@@ -307,7 +307,10 @@ impl Run<'_, '_> {
         let arrive = b.icnt.to_slice(sm, slice as u32, HEADER + write, now);
         let served = b.slice_bw[slice].serve(arrive, read + write);
         let back = b.icnt.to_sm(slice as u32, sm, HEADER + read, served);
-        self.ctx.counters.l2_bytes += read + write;
+        let c = &mut *self.ctx.counters;
+        c.l2_bytes += read + write;
+        c.icnt_bytes += 2 * HEADER + read + write;
+        c.icnt_queue_cycles += (arrive - now - lat) + (back - served - lat);
         back.saturating_sub(now + 2 * lat)
     }
 
@@ -1032,6 +1035,7 @@ pub(super) fn write_back_l1(
             let arrive = back.icnt.to_slice(sm, slice as u32, HEADER + bytes, now);
             back.slice_bw[slice].serve(arrive, bytes);
             c.l2_bytes += bytes;
+            c.icnt_bytes += HEADER + bytes;
         }
         a += step;
     }
