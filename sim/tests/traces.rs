@@ -140,8 +140,10 @@ fn kernel_traces_under_memory_variants() {
         )],
     ];
     for v in variants {
-        let sets: Vec<(String, String)> =
-            v.iter().map(|(k, x)| (k.to_string(), x.to_string())).collect();
+        let sets: Vec<(String, String)> = v
+            .iter()
+            .map(|(k, x)| (k.to_string(), x.to_string()))
+            .collect();
         run_all_with("kernels", None, &sets);
     }
 }
