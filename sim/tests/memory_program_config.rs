@@ -86,3 +86,53 @@ fn program_missing_end_is_rejected() {
     let ok = "if (isCachedL1) { readL1; end; } else { readL2; end; }";
     Config::from_yaml("t", TINY_YAML, &set("memory_programs.st_global_wb", ok)).unwrap();
 }
+
+fn chase_l1(sets: &[(String, String)]) -> Result<gpusim::run::RunOutput, gpusim::run::RunError> {
+    let m =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/microbench/chase_l1.yaml");
+    gpusim::run_manifest(&m, None, sets)
+}
+
+/// Editing a program changes the simulated machine: with `ld.global.ca` replaced by the
+/// L2-only program of `ld.global.cg`, the L1-resident pointer chase misses L1 on every load
+/// and runs at the L2 latency; its result is unchanged.
+#[test]
+fn editing_a_program_changes_the_timing() {
+    let base = chase_l1(&[]).unwrap();
+    let cg = chase_l1(&set("memory_programs.ld_global_ca", library::LD_CG)).unwrap();
+    assert!(base.failures.is_empty() && cg.failures.is_empty());
+    let (b, c) = (&base.stats.totals, &cg.stats.totals);
+    assert_eq!(c.memory.counters.l1_hits, 0, "{:?}", c.memory.counters);
+    assert!(b.memory.counters.l1_hits > 0);
+    // 68 dependent loads over 16 lines: the 52 that hit L1 by default each cost
+    // l2 − l1 = 180 cycles more (the 16 cold misses cost the same either way).
+    assert_eq!(
+        c.cycles - b.cycles,
+        52 * 180,
+        "{} vs {}",
+        c.cycles,
+        b.cycles
+    );
+}
+
+/// A program the formal model leaves stuck (⊥) is a fault naming the program, its config key
+/// and the kernel's PTX line; it exits with code 3.
+#[test]
+fn a_stuck_program_is_a_located_fault() {
+    let bad = "readL1; yield; writeToRegs; yield; releaseRegs; end;";
+    let e = match chase_l1(&set("memory_programs.ld_global_ca", bad)) {
+        Err(e) => e,
+        Ok(_) => panic!("readL1 of an uncached line must fault"),
+    };
+    let msg = e.to_string();
+    assert_eq!(e.exit_code(), 3, "{msg}");
+    for want in [
+        "memory-program",
+        "ld.global.ca",
+        "memory_programs.ld_global_ca",
+        "readL1",
+        "chase.ptx:",
+    ] {
+        assert!(msg.contains(want), "{want:?} missing from: {msg}");
+    }
+}
