@@ -4,7 +4,8 @@
 //! load scaling with its conflict degree (cycles per load from two trip counts, so overheads
 //! cancel, as in `microbench.rs`); and the pointer chases (`chase_*.yaml`): one thread's
 //! dependent loads cost the configured L1, L2, DRAM and shared latency; and the streaming read
-//! (`stream_dram.yaml`): DRAM bandwidth, MSHR merging and MSHR exhaustion.
+//! (`stream_dram.yaml`): DRAM bandwidth, MSHR merging and MSHR exhaustion; and the L2 streaming
+//! read (`stream_l2.yaml`): L2 bandwidth.
 
 use gpusim::run_manifest;
 use gpusim::stats::RunStats;
@@ -245,6 +246,45 @@ fn streaming_reads_reach_the_dram_bandwidth() {
             b.totals.memory.dram_utilisation
         ));
         assert_eq!(bytes, 6.0 * 4.0 * 40960.0 * 4.0, "{report:#?}");
+        assert!((got - want).abs() <= 0.05 * want, "{report:#?}");
+    }
+    eprintln!("{report:#?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The L2 streaming read (`stream_l2`: `ld.global.cg` of a 64 KiB array that stays in L2, every
+/// warp load a whole line) is bound by L2 bandwidth: between trip counts 2 and 10 (the first
+/// pass from DRAM and the tail cancel) every load hits in L2 (no L2 miss, no DRAM byte), L2
+/// serves exactly 8 × 4 B per thread and iteration, and the bytes it serves per cycle are within
+/// 5 % of `l2.bytes_per_cycle`, on tiny and volta-v100 (the crossbar's ports carry each
+/// 128-byte reply with its 8-byte header, so they need `port_bytes_per_cycle` ≥ 136 / 128 of
+/// each slice's share of `l2.bytes_per_cycle` not to bind first).
+#[test]
+fn streaming_l2_reads_reach_the_l2_bandwidth() {
+    let dir = temp_dir("stream-l2");
+    let mut report = Vec::new();
+    for cfg_name in ["tiny", "volta-v100"] {
+        let path = root().join(format!("configs/{cfg_name}.yaml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cfg = gpusim::config::Config::from_yaml(cfg_name, &text, &[]).unwrap();
+        let (a, b) = (
+            run_on("stream_l2", 2, Some(&path), &dir),
+            run_on("stream_l2", 10, Some(&path), &dir),
+        );
+        let (ma, mb) = (&a.totals.memory.counters, &b.totals.memory.counters);
+        let bytes = (mb.l2_bytes - ma.l2_bytes) as f64;
+        let got = bytes / (b.totals.cycles - a.totals.cycles) as f64;
+        let l2 = cfg.l2.bytes_per_cycle as f64;
+        let want = l2;
+        report.push(format!(
+            "{cfg_name}: {got:.1} B/cycle from L2, configured {l2}; \
+             DRAM bytes {} and L2 misses {} in the difference",
+            mb.dram_bytes - ma.dram_bytes,
+            mb.l2_misses - ma.l2_misses
+        ));
+        assert_eq!(bytes, 8.0 * 8.0 * 4.0 * 61440.0, "{report:#?}");
+        assert_eq!(mb.dram_bytes, ma.dram_bytes, "{report:#?}");
+        assert_eq!(mb.l2_misses, ma.l2_misses, "{report:#?}");
         assert!((got - want).abs() <= 0.05 * want, "{report:#?}");
     }
     eprintln!("{report:#?}");

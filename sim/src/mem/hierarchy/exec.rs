@@ -125,6 +125,9 @@ struct Run<'r, 'a> {
     /// The operation reserved an L1 line: L2 and DRAM fetch the L1's sectors.
     l1_fill: bool,
     mshr: Option<usize>,
+    /// The slice the operation last used and the bytes it read there, still to travel back.
+    slice: usize,
+    carried: u64,
     locked: bool,
     released: Option<u64>,
     counted: [bool; 2],
@@ -140,6 +143,8 @@ pub fn run(prog: &[Stm], txn: &mut Txn, ctx: &mut Ctx, start: u64) -> Result<Don
         step: Step::default(),
         l1_fill: false,
         mshr: None,
+        slice: 0,
+        carried: 0,
         locked: false,
         released: None,
         counted: [false; 2],
@@ -148,8 +153,13 @@ pub fn run(prog: &[Stm], txn: &mut Txn, ctx: &mut Ctx, start: u64) -> Result<Don
         return bottom("the program ran out without `end;`");
     }
     r.check_end()?;
+    // A program that ends at L2 with data read there still has to bring it back.
+    let late = if r.carried > 0 { r.reply() } else { 0 };
     match r.released {
-        Some(release) => Ok(Done { release, end: r.t }),
+        Some(release) => Ok(Done {
+            release: release + late,
+            end: r.t + late,
+        }),
         None => bottom("the program ended without `releaseRegs`: its registers would stay blocked"),
     }
 }
@@ -262,8 +272,24 @@ impl Run<'_, '_> {
     fn end_step(&mut self) {
         let s = std::mem::take(&mut self.step);
         let mut extra = s.extra;
+        let l2 = self.ctx.costs.l2;
+        // The interconnect is crossed when the operation goes out to L2 (a request carrying
+        // the bytes it writes) and when it comes back from L2 or beyond (a reply carrying the
+        // bytes it read there); steps while it stays at L2 or DRAM (fills, an atomic's
+        // read-modify-write) stay inside the slice.
         if let Some(slice) = s.l2 {
-            extra += self.l2_transfer(slice, s.l2_read, s.l2_write) as i64;
+            self.slice = slice;
+            if self.pos < l2 {
+                extra += self.request(slice, s.l2_write) as i64;
+            }
+            self.carried += s.l2_read;
+        }
+        if self.pos >= l2 && s.level.is_none_or(|lv| lv < l2) {
+            extra += self.reply() as i64;
+            if s.level.is_none() {
+                // Back at the SM's registers.
+                self.pos = 0;
+            }
         }
         let cost = match s.level {
             Some(level) => {
@@ -298,20 +324,35 @@ impl Run<'_, '_> {
         self.t = end;
     }
 
-    /// The queueing of this step's packet to L2 slice `slice` and its reply: interconnect
-    /// ports and the slice's bandwidth (the unloaded trip is in the step's cost).
-    fn l2_transfer(&mut self, slice: usize, read: u64, write: u64) -> u64 {
+    /// The queueing of a request packet to slice `slice` carrying `write` bytes: the SM's
+    /// output port, the slice's input port and its bandwidth (the unloaded trip is in the
+    /// step's cost).
+    fn request(&mut self, slice: usize, write: u64) -> u64 {
         let (sm, now) = (self.ctx.sm, self.t);
         let b = &mut *self.ctx.back;
         let lat = b.icnt.latency() as u64;
         let arrive = b.icnt.to_slice(sm, slice as u32, HEADER + write, now);
-        let served = b.slice_bw[slice].serve(arrive, read + write);
+        let served = b.slice_bw[slice].serve(arrive, write);
+        let c = &mut *self.ctx.counters;
+        c.l2_bytes += write;
+        c.icnt_bytes += HEADER + write;
+        c.icnt_queue_cycles += arrive - now - lat;
+        served - now - lat
+    }
+
+    /// The queueing of the reply that brings the bytes read at L2 back to the SM.
+    fn reply(&mut self) -> u64 {
+        let (sm, now, slice, read) = (self.ctx.sm, self.t, self.slice, self.carried);
+        self.carried = 0;
+        let b = &mut *self.ctx.back;
+        let lat = b.icnt.latency() as u64;
+        let served = b.slice_bw[slice].serve(now, read);
         let back = b.icnt.to_sm(slice as u32, sm, HEADER + read, served);
         let c = &mut *self.ctx.counters;
-        c.l2_bytes += read + write;
-        c.icnt_bytes += 2 * HEADER + read + write;
-        c.icnt_queue_cycles += (arrive - now - lat) + (back - served - lat);
-        back.saturating_sub(now + 2 * lat)
+        c.l2_bytes += read;
+        c.icnt_bytes += HEADER + read;
+        c.icnt_queue_cycles += back - served - lat;
+        back - now - lat
     }
 
     fn l2_traffic(&mut self, slice: usize, read: u64, write: u64) {
@@ -697,7 +738,8 @@ impl Run<'_, '_> {
             if pending {
                 self.filled(true, c.slice, i);
             }
-            self.l2_traffic(c.slice, 0, fill.count_ones() as u64);
+            // A fill comes from DRAM: no interconnect bytes.
+            self.l2_traffic(c.slice, 0, 0);
         }
         Ok(())
     }
