@@ -1,4 +1,5 @@
-//! The gpusim command line: `gpusim run MANIFEST` and `gpusim ptx FILE`.
+//! The gpusim command line: `gpusim run MANIFEST`, `gpusim check MANIFEST`, `gpusim ptx FILE`
+//! and `gpusim lint FILE`.
 
 use clap::{Parser, Subcommand};
 use gpusim::run::{run_manifest_with, RunError, RunOptions};
@@ -59,6 +60,32 @@ enum Cmd {
         #[arg(long)]
         cfg: bool,
     },
+    /// Cross-check a manifest against the semantic reference models: several simulator runs
+    /// under randomised knobs against the lock-step and interleaving semantics, the uniformity
+    /// analysis and (token-stack policy) the formal branching model. Exit 0 when everything
+    /// agrees, 1 with the first disagreement.
+    Check {
+        /// The launch manifest.
+        manifest: PathBuf,
+        /// The reconvergence policy to check (`sm.reconvergence`); the config's by default.
+        #[arg(long)]
+        policy: Option<String>,
+        /// Simulator runs (the first as configured, the others randomised).
+        #[arg(long, default_value_t = 4)]
+        runs: u32,
+        /// Seed of the randomised knobs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// GPU config (YAML); the embedded tiny GPU when omitted.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Override a config key (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// Check a PTX file's barriers and warp collectives for possibly non-uniform control flow
+    /// (the WGSL uniformity analysis); exits 1 when something is reported.
+    Lint { file: PathBuf },
     /// Draw a chart (PNG or SVG, by the output's extension) from `run --stats-json` output.
     Plot {
         chart: ChartArg,
@@ -78,6 +105,15 @@ fn main() -> ExitCode {
             output,
         } => cmd_plot(chart, &stats, &output),
         Cmd::Ptx { file, tokens, cfg } => cmd_ptx(&file, tokens, cfg),
+        Cmd::Lint { file } => cmd_lint(&file),
+        Cmd::Check {
+            manifest,
+            policy,
+            runs,
+            seed,
+            config,
+            set,
+        } => cmd_check(&manifest, policy, runs, seed, config, &set),
     };
     ExitCode::from(code as u8)
 }
@@ -312,4 +348,75 @@ fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
         }
     }
     0
+}
+
+/// `gpusim lint FILE`: one line per finding; 0 when there are none, 1 when there are, 2 when
+/// the file cannot be read or parsed.
+fn cmd_lint(file: &std::path::Path) -> i32 {
+    let src = match std::fs::read_to_string(file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", file.display());
+            return 2;
+        }
+    };
+    let m = match gpusim_isa::parse_module(&file.display().to_string(), &src) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let findings = gpusim_models::uniformity::analyze(&m);
+    for f in &findings {
+        println!("{f}");
+    }
+    i32::from(!findings.is_empty())
+}
+
+/// `gpusim check`: the report, then the verdict (0 agree, 1 disagree, 2 bad input).
+fn cmd_check(
+    manifest: &std::path::Path,
+    policy: Option<String>,
+    runs: u32,
+    seed: u64,
+    config: Option<PathBuf>,
+    set: &[String],
+) -> i32 {
+    let sets = match parse_sets(set) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let o = gpusim::check::CheckOptions {
+        config,
+        sets,
+        policy,
+        runs,
+        seed,
+    };
+    match gpusim::check::check(manifest, &o) {
+        Ok(report) => {
+            println!("check {}", manifest.display());
+            for l in &report.lines {
+                println!("  {l}");
+            }
+            match report.disagreement {
+                None => {
+                    println!("  verdict             agree");
+                    0
+                }
+                Some(d) => {
+                    println!("  verdict             DISAGREE: {d}");
+                    1
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
 }

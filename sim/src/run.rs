@@ -4,7 +4,7 @@ use crate::config::{Config, ConfigError};
 use crate::core::{run_launch, Fault, LaunchSpec, Program};
 use crate::launch::{check_buffer, CheckFailure, LoadedManifest, ManifestError};
 use crate::mem::GlobalMemory;
-use crate::stats::RunStats;
+use crate::stats::{RunStats, WarpEvent};
 use gpusim_isa::{parse_module, FuncKind, PtxError, Type};
 use serde_norway::Value;
 use std::path::Path;
@@ -162,7 +162,10 @@ pub fn run_manifest_with(
         match run_launch(&prog, &cfg, &mut global, &mut l2, &consts, &spec) {
             Ok(r) => {
                 kernels.push(r.stats);
-                events.extend(r.events);
+                events.extend(r.events.into_iter().map(|e| WarpEvent {
+                    launch: i as u32,
+                    ..e
+                }));
             }
             Err(f) => {
                 fault = Some(f);

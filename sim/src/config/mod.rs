@@ -111,6 +111,19 @@ pub enum ReconvergenceKind {
     ThreadFrontiers,
 }
 
+impl ReconvergenceKind {
+    /// The config spelling (`token-stack`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReconvergenceKind::TokenStack => "token-stack",
+            ReconvergenceKind::PdomStack => "pdom-stack",
+            ReconvergenceKind::ConvergenceBarrier => "convergence-barrier",
+            ReconvergenceKind::MultiPath => "multi-path",
+            ReconvergenceKind::ThreadFrontiers => "thread-frontiers",
+        }
+    }
+}
+
 /// Parameters of `sm.reconvergence: convergence-barrier` (key `sm.convergence_barrier`; every
 /// field has a default, so the section may be left out or given in part, e.g.
 /// `--set 'sm.convergence_barrier={switch: quantum, quantum: 256}'`).

@@ -512,6 +512,8 @@ impl Sm {
         }
         if sh.trace {
             ctx.events.push(WarpEvent {
+                // `run` numbers the launches.
+                launch: 0,
                 cycle,
                 sm: ctx.sm_id,
                 cta: cta.ctaid,

@@ -7,6 +7,8 @@ use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WarpEvent {
+    /// The launch of the run (0-based, in manifest order) and the cycle within it.
+    pub launch: u32,
     pub cycle: u64,
     pub sm: u32,
     pub cta: [u32; 3],

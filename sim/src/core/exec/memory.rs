@@ -14,6 +14,10 @@ use crate::mem::cache::Mask as ByteMask;
 use crate::mem::coalesce::LaneAccess;
 use crate::mem::hierarchy::{self as hier, AtomicArgs, Done, OpProgram, Target, Txn};
 
+/// The config key of the per-thread local-memory limit, named in the faults it causes (a
+/// limit of the machine, not of the semantics: `gpusim check` tells them apart by it).
+pub const LOCAL_LIMIT_KEY: &str = "sm.local_bytes_per_thread";
+
 /// What selects an access's program besides its (per-lane, resolved) space.
 #[derive(Clone, Copy)]
 struct Prog {
@@ -555,6 +559,10 @@ impl<'a> ExecEnv<'a> {
             FaultKind::Misaligned => format!(
                 "misaligned {size}-byte {} {what} at address {addr:#x}",
                 space.name()
+            ),
+            _ if space == Space::Local => format!(
+                "out-of-bounds {size}-byte local {what} at address {addr:#x}: beyond the machine's {LOCAL_LIMIT_KEY} = {}",
+                self.local_limit
             ),
             _ => format!(
                 "out-of-bounds {size}-byte {} {what} at address {addr:#x}{}",

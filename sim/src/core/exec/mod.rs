@@ -6,6 +6,7 @@ mod alu;
 mod collective;
 mod control;
 mod memory;
+pub use memory::LOCAL_LIMIT_KEY;
 mod sync;
 mod tensor;
 

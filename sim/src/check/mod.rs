@@ -1,0 +1,182 @@
+//! `gpusim check MANIFEST`: the simulator against the semantic reference models
+//! (`gpusim-models`, which share no code with it).
+//!
+//! What one check does:
+//! 1. runs the simulator `runs` times under randomised knobs — the first run as configured,
+//!    the others with the seeded random scheduler and jittered L2, DRAM and interconnect
+//!    latencies (`knobs`) — and, for a race-free kernel, requires every run to end in the same
+//!    final memory (or the same fault);
+//! 2. runs the lock-step and the interleaving semantics (`models::lockstep`) on the same
+//!    launches and buffers: for a race-free, divergence-free kernel the final buffers must
+//!    equal the simulator's; a barrier divergence the models find must be a fault in the
+//!    simulator too, and one the simulator finds must be found by the models; races are
+//!    reported (the simulator does not detect them, so memory is not compared);
+//! 3. runs the uniformity analysis (`models::uniformity`): a kernel it accepts must never
+//!    diverge at a barrier in any run;
+//! 4. under the `token-stack` policy, runs the formal branching model (`models::token_stack`)
+//!    and compares, warp by warp, the state after every control instruction with the
+//!    simulator's (`compare::token_stacks`).
+//!
+//! A model that does not support the kernel (an instruction outside its subset) is reported
+//! and skipped, never counted as agreement. The first disagreement is the verdict (exit 1),
+//! with the run, the step and the expected and observed values.
+
+mod compare;
+mod knobs;
+mod models;
+
+use crate::launch::LoadedManifest;
+use crate::run::{RunError, RunOptions, RunOutput};
+use std::path::{Path, PathBuf};
+
+/// What `gpusim check` was asked for.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    pub config: Option<PathBuf>,
+    pub sets: Vec<(String, String)>,
+    /// The reconvergence policy to run (`sm.reconvergence`); the config's when `None`.
+    pub policy: Option<String>,
+    pub runs: u32,
+    pub seed: u64,
+}
+
+/// The outcome: one line per thing checked, and the first disagreement if any.
+#[derive(Clone, Debug, Default)]
+pub struct CheckReport {
+    pub lines: Vec<String>,
+    pub disagreement: Option<String>,
+}
+
+impl CheckReport {
+    fn note(&mut self, line: String) {
+        self.lines.push(line);
+    }
+
+    fn fail(&mut self, why: String) {
+        if self.disagreement.is_none() {
+            self.disagreement = Some(why);
+        }
+    }
+}
+
+/// How one simulator run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The buffers after the last launch, by name.
+    Buffers(Vec<(String, Vec<u8>)>),
+    /// A kernel fault: its kind name and message.
+    Fault(String, String),
+}
+
+impl Outcome {
+    fn of(r: Result<RunOutput, RunError>) -> Result<Outcome, RunError> {
+        match r {
+            Ok(out) => {
+                // A fault the manifest expects still ends the run in that fault.
+                if let Some(f) = &out.expected_fault {
+                    return Ok(Outcome::Fault(f.kind.name().to_string(), f.to_string()));
+                }
+                let bufs = out
+                    .buffers
+                    .iter()
+                    .map(|(n, _, _, b)| (n.clone(), b.clone()))
+                    .collect();
+                Ok(Outcome::Buffers(bufs))
+            }
+            Err(RunError::Fault(f)) => Ok(Outcome::Fault(f.kind.name().to_string(), f.to_string())),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Outcome::Buffers(b) => format!("completed ({} buffers)", b.len()),
+            Outcome::Fault(k, _) => format!("{k} fault"),
+        }
+    }
+}
+
+/// Check `manifest`. Input errors (manifest, config, PTX) are `Err`; everything else is in the
+/// report.
+pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError> {
+    let lm = LoadedManifest::load(manifest)?;
+    let kernel_path = lm.resolve(&lm.manifest.kernel);
+    let src = std::fs::read_to_string(&kernel_path).map_err(|e| crate::launch::ManifestError {
+        file: manifest.display().to_string(),
+        path: "kernel".into(),
+        message: format!("cannot read {}: {e}", kernel_path.display()),
+    })?;
+    let module = gpusim_isa::parse_module(&kernel_path.display().to_string(), &src)?;
+    let mut report = CheckReport::default();
+
+    let base = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &o.sets)?;
+    let policy = o
+        .policy
+        .clone()
+        .unwrap_or_else(|| base.sm.reconvergence.name().to_string());
+    let mut outcomes = Vec::new();
+    for i in 0..o.runs.max(1) {
+        let (sets, knobs) = knobs::for_run(&base, &o.sets, &policy, o.seed, i);
+        let opts = RunOptions::default();
+        let r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
+        outcomes.push((knobs, Outcome::of(r)?));
+    }
+    report.note(format!(
+        "simulator: {} run(s) under policy {policy}: {}",
+        outcomes.len(),
+        summarise(&outcomes)
+    ));
+
+    let refs = models::run_references(&module, &lm, &mut report)?;
+    // Warp-synchronous policies count a converged warp's arrival at a barrier for all its
+    // lanes, guarded off or not (the formal model's barrier rule); independent thread
+    // scheduling counts threads.
+    let warp_arrival = policy != "convergence-barrier"
+        || base.sm.barrier_divergence == crate::config::BarrierDivergence::CountWarp;
+    compare::runs_against_references(&outcomes, &refs, warp_arrival, &mut report);
+    compare::lint_against_runs(&module, &outcomes, &mut report);
+    if policy == "token-stack" {
+        // One SM holding one CTA at a time runs CTAs in sequence, as the reference does.
+        let mut sets = o.sets.clone();
+        sets.extend([
+            ("sm.reconvergence".to_string(), policy.clone()),
+            ("sm.count".to_string(), "1".to_string()),
+            ("sm.max_ctas".to_string(), "1".to_string()),
+        ]);
+        let opts = RunOptions {
+            trace_warps: true,
+            progress: false,
+        };
+        match crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts) {
+            Ok(out) => compare::token_stacks(&module, &lm, &out, base.sm.warp_size, &mut report)?,
+            Err(RunError::Fault(f)) => report.note(format!(
+                "token stack: the one-SM run faulted ({}); no trace to compare",
+                f.kind.name()
+            )),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(report)
+}
+
+/// The manifest's own `set:` overrides, in the form `load_config` takes.
+fn manifest_sets(lm: &LoadedManifest) -> Vec<(String, serde_norway::Value)> {
+    lm.manifest
+        .set
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn summarise(outcomes: &[(String, Outcome)]) -> String {
+    let first = &outcomes[0].1;
+    if outcomes.iter().all(|(_, o)| o == first) {
+        format!("all {}, identical", first.describe())
+    } else {
+        let kinds: Vec<String> = outcomes
+            .iter()
+            .map(|(k, o)| format!("[{k}: {}]", o.describe()))
+            .collect();
+        format!("outcomes differ: {}", kinds.join(" "))
+    }
+}
