@@ -1,6 +1,6 @@
 //! Tidy: house rules checked on the source tree — every Rust file opens with a `//!` line
-//! saying what it is, no test is ignored, no stub macros ship, and `isa` never depends on the
-//! simulator.
+//! saying what it is, no test is ignored, no stub macros ship, and neither `isa` nor the
+//! reference models (`models`) depend on the simulator.
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +24,7 @@ fn workspace() -> PathBuf {
 
 fn all_sources() -> Vec<(PathBuf, String)> {
     let mut files = Vec::new();
-    for krate in ["isa", "sim", "viz", "benches"] {
+    for krate in ["isa", "models", "sim", "viz", "benches"] {
         rust_files(&workspace().join(krate), &mut files);
     }
     files.sort();
@@ -75,6 +75,38 @@ fn isa_does_not_depend_on_the_simulator() {
     );
     let mut files = Vec::new();
     rust_files(&workspace().join("isa/src"), &mut files);
+    for p in files {
+        let t = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            !t.contains("gpusim::"),
+            "{} refers to the simulator crate",
+            p.display()
+        );
+    }
+}
+
+/// The reference models are oracles: they depend on the front end only, never on the
+/// simulator they check (ARCHITECTURE.md: models invariant).
+#[test]
+fn models_depend_on_the_front_end_only() {
+    let manifest = std::fs::read_to_string(workspace().join("models/Cargo.toml")).unwrap();
+    let deps = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .and_then(|d| d.split("\n[").next())
+        .unwrap_or_default();
+    let names: Vec<&str> = deps
+        .lines()
+        .filter_map(|l| l.split(['=', '.']).next())
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && !n.starts_with('#'))
+        .collect();
+    assert!(
+        names.iter().all(|n| ["gpusim-isa", "thiserror"].contains(n)),
+        "models/Cargo.toml [dependencies] must be gpusim-isa and thiserror only, got {names:?}"
+    );
+    let mut files = Vec::new();
+    rust_files(&workspace().join("models/src"), &mut files);
     for p in files {
         let t = std::fs::read_to_string(&p).unwrap();
         assert!(
