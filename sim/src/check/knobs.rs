@@ -1,7 +1,9 @@
 //! The randomised knobs of `gpusim check`'s simulator runs: run 0 is the configuration as
 //! given; every later run draws, from the check's seed and its index, a scheduler seed for the
-//! random warp scheduler and jitter on the L2, DRAM and interconnect latencies. Any such
+//! random warp scheduler, the divergent-path order of the stack policies
+//! (`sm.divergence_order`) and jitter on the L2, DRAM and interconnect latencies. Any such
 //! machine is one the semantics allow, so a race-free kernel must end the same on all of them.
+//! Litmus runs (`for_litmus_run`) also draw the convergence-barrier switch rule.
 
 use crate::config::Config;
 
@@ -33,15 +35,64 @@ pub fn for_run(
     let l2 = base.l2.hit_latency + (splitmix(&mut s) % 32) as u32;
     let dram = base.dram.latency.max(l2 + 1) + (splitmix(&mut s) % 64) as u32;
     let icnt = base.interconnect.latency + (splitmix(&mut s) % 8) as u32;
+    let order = if splitmix(&mut s) % 2 == 0 {
+        "taken-first"
+    } else {
+        "not-taken-first"
+    };
     sets.extend([
         ("sm.scheduler".into(), "random".into()),
         ("sm.scheduler_seed".into(), sched_seed.to_string()),
         ("l2.hit_latency".into(), l2.to_string()),
         ("dram.latency".into(), dram.to_string()),
         ("interconnect.latency".into(), icnt.to_string()),
+        ("sm.divergence_order".into(), order.into()),
     ]);
     let what = format!(
-        "run {i}: random scheduler seed {sched_seed}, l2.hit_latency {l2}, dram.latency {dram}, interconnect.latency {icnt}"
+        "run {i}: random scheduler seed {sched_seed}, {order}, l2.hit_latency {l2}, dram.latency {dram}, interconnect.latency {icnt}"
     );
+    (sets, what)
+}
+
+/// The knobs of run `i` of a SIMT-Step litmus manifest: those of [`for_run`] and, under
+/// `convergence-barrier`, a drawn switch rule — `backward-branch`, or `quantum` with a quantum
+/// of 1 to 16 instructions, short enough that a group yields inside the tests' few-instruction
+/// arms. Both rules yield, so every run still finishes where the configured one does;
+/// `blocked` is never drawn because it livelocks spinning threads. Litmus tests only: the
+/// switch rule changes which threads run a merge block together, i.e. the outcomes that
+/// observe grouping, which is what a litmus test judges and what a race-free kernel's final
+/// memory must not depend on. A user's own `sm.convergence_barrier` setting is kept.
+pub fn for_litmus_run(
+    base: &Config,
+    user: &[(String, String)],
+    policy: &str,
+    seed: u64,
+    i: u32,
+) -> (Vec<(String, String)>, String) {
+    let (mut sets, mut what) = for_run(base, user, policy, seed, i);
+    let user_switch = user
+        .iter()
+        .any(|(k, _)| k.starts_with("sm.convergence_barrier"));
+    if i == 0 || policy != "convergence-barrier" || user_switch {
+        return (sets, what);
+    }
+    let mut s = seed ^ (i as u64).wrapping_mul(0x9FB2_1C65_1E98_DF25);
+    let draw = splitmix(&mut s);
+    if draw % 2 == 0 {
+        // The whole section, inline: configs may leave it out, and `--set` only replaces
+        // keys that exist.
+        sets.push((
+            "sm.convergence_barrier".into(),
+            "{switch: backward-branch}".into(),
+        ));
+        what.push_str(", switch backward-branch");
+    } else {
+        let q = 1 + (draw >> 1) % 16;
+        sets.push((
+            "sm.convergence_barrier".into(),
+            format!("{{switch: quantum, quantum: {q}}}"),
+        ));
+        what.push_str(&format!(", switch quantum {q}"));
+    }
     (sets, what)
 }

@@ -70,6 +70,11 @@ pub struct SmConfig {
     /// deadlock).
     pub exited_warps_arrive: bool,
     pub barrier_divergence: BarrierDivergence,
+    /// Which side of a divergent branch runs first under the stack policies (token-stack,
+    /// pdom-stack): `taken-first` (the formal model's (bra_guard) rule, the default) or
+    /// `not-taken-first`. Either is a valid SIMT execution; `gpusim check` varies it.
+    #[serde(default)]
+    pub divergence_order: DivergenceOrder,
     /// Cycles to fetch and decode after a control transfer (a taken branch, a reconvergence
     /// pop, a call or return) before the warp's next instruction can issue; straight-line
     /// code streams through the instruction buffer.
@@ -109,6 +114,15 @@ pub enum ReconvergenceKind {
     MultiPath,
     /// Thread frontiers: highest-priority threads first (Diamos et al., MICRO 2011).
     ThreadFrontiers,
+}
+
+/// `sm.divergence_order`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum DivergenceOrder {
+    #[default]
+    TakenFirst,
+    NotTakenFirst,
 }
 
 impl ReconvergenceKind {

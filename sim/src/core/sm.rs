@@ -443,6 +443,7 @@ impl Sm {
             func: f,
             info: &sh.prog.reconv,
             long_latency: class.is_long(),
+            taken_first: sh.cfg.sm.divergence_order == crate::config::DivergenceOrder::TakenFirst,
         };
         match w.simt.step(ex.flow.clone(), &step_ctx) {
             Ok(Outcome::Active { popped_frame_depth }) => {

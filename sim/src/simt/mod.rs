@@ -129,6 +129,9 @@ pub struct StepCtx<'a> {
     pub info: &'a ProgramInfo,
     /// The instruction's result comes from a long-latency (DRAM-backed) unit.
     pub long_latency: bool,
+    /// After a divergent branch the taken lanes run first (`sm.divergence_order`); the
+    /// stack policies honour it, the others schedule paths by their own rules.
+    pub taken_first: bool,
 }
 
 /// The interface of a reconvergence policy. Implementations are per warp.
@@ -238,6 +241,7 @@ pub(crate) mod testutil {
             func: FuncId(0),
             info,
             long_latency: false,
+            taken_first: true,
         }
     }
 }

@@ -104,7 +104,14 @@ impl PdomStack {
         } else if taken == 0 {
             self.top().pc = pc + 1;
         } else {
-            self.diverge(pc, &[(pc + 1, act & !taken), (target, taken)], ctx);
+            // The path pushed last runs first.
+            let (not_taken, taken) = ((pc + 1, act & !taken), (target, taken));
+            let paths = if ctx.taken_first {
+                [not_taken, taken]
+            } else {
+                [taken, not_taken]
+            };
+            self.diverge(pc, &paths, ctx);
         }
     }
 

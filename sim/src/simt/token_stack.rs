@@ -160,7 +160,7 @@ impl Reconvergence for TokenStack {
                     // (call_guard): no token; the preRet token brings the others back.
                     self.active = taken;
                     self.pc = target;
-                } else {
+                } else if ctx.taken_first {
                     // (bra_guard): the taken path runs first; not-taken lanes wait at pc+1.
                     let not_taken = self.active & !taken;
                     self.stack.push(Token {
@@ -171,6 +171,17 @@ impl Reconvergence for TokenStack {
                     });
                     self.active = taken;
                     self.pc = target;
+                } else {
+                    // (bra_guard) mirrored (`sm.divergence_order: not-taken-first`): the
+                    // fall-through path runs first; the taken lanes wait at the target.
+                    self.stack.push(Token {
+                        kind: TokenKind::Diverge,
+                        mask: taken,
+                        pc: target,
+                        frame_depth,
+                    });
+                    self.active &= !taken;
+                    self.pc += 1;
                 }
             }
             // (bra_target)/(call_target): run one target now, re-execute the branch for the rest.
@@ -277,6 +288,7 @@ mod tests {
             func: gpusim_isa::FuncId(0),
             info: &INFO,
             long_latency: false,
+            taken_first: true,
         }
     }
 
