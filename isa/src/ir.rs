@@ -839,6 +839,44 @@ pub enum Op {
         b: RegVec,
         c: RegVec,
     },
+    /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 d, [addr]`: a warp
+    /// collective loading `num` 8×8 matrices of 16-bit elements from shared memory (lanes
+    /// 8i..8i+7 give the row addresses of matrix i); d holds one register per matrix
+    /// (`semantics::ldmatrix` gives the layout, PTX ISA 9.0 §9.7.14.5.15). `space` is Shared
+    /// or Generic (a generic address must point into shared memory).
+    Ldmatrix {
+        num: u8,
+        trans: bool,
+        space: Space,
+        d: RegVec,
+        addr: Address,
+    },
+    /// `stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 [addr], src`: the
+    /// inverse of `Ldmatrix` (PTX ISA 9.0 §9.7.14.5.16).
+    Stmatrix {
+        num: u8,
+        trans: bool,
+        space: Space,
+        addr: Address,
+        src: RegVec,
+    },
+    /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], size{, src_size}`: a per-thread
+    /// asynchronous copy of `size` (4, 8 or 16) bytes from global to shared memory; the bytes
+    /// past `src_size` are zero-filled (PTX ISA 9.0 §9.7.9.25.3.1).
+    CpAsync {
+        cop: CacheOp,
+        size: u8,
+        dst: Address,
+        src: Address,
+        src_size: Option<Operand>,
+    },
+    /// `cp.async.commit_group`: closes the thread's current group of copies.
+    CpAsyncCommit,
+    /// `cp.async.wait_group n` (`Some(n)`): wait until at most n of the most recent groups are
+    /// pending; `cp.async.wait_all` (`None`): commit, then wait for every group.
+    CpAsyncWait {
+        n: Option<u32>,
+    },
     /// `cvt.frnd{.relu}.{f16x2,bf16x2}.f32 d, a, b`: a converted into the upper half, b into
     /// the lower half.
     CvtPack {

@@ -843,6 +843,57 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                 t = ty.name()
             )
         }
+        Op::Ldmatrix {
+            num,
+            trans,
+            space,
+            d,
+            addr,
+        } => {
+            let rs: Vec<String> = d.as_slice().iter().map(|y| r(*y)).collect();
+            format!(
+                "ldmatrix.sync.aligned.m8n8.x{num}{}{}.b16 {{{}}}, {};",
+                if *trans { ".trans" } else { "" },
+                space_sfx(*space),
+                rs.join(", "),
+                address(m, f, addr)
+            )
+        }
+        Op::Stmatrix {
+            num,
+            trans,
+            space,
+            addr,
+            src,
+        } => {
+            let rs: Vec<String> = src.as_slice().iter().map(|y| r(*y)).collect();
+            format!(
+                "stmatrix.sync.aligned.m8n8.x{num}{}{}.b16 {}, {{{}}};",
+                if *trans { ".trans" } else { "" },
+                space_sfx(*space),
+                address(m, f, addr),
+                rs.join(", ")
+            )
+        }
+        Op::CpAsync {
+            cop,
+            size,
+            dst,
+            src,
+            src_size,
+        } => format!(
+            "cp.async{}.shared.global {}, {}, {size}{};",
+            cop_name(Some(*cop)),
+            address(m, f, dst),
+            address(m, f, src),
+            match src_size {
+                Some(s) => format!(", {}", o(s, Type::U32)),
+                None => String::new(),
+            }
+        ),
+        Op::CpAsyncCommit => "cp.async.commit_group;".to_string(),
+        Op::CpAsyncWait { n: Some(n) } => format!("cp.async.wait_group {n};"),
+        Op::CpAsyncWait { n: None } => "cp.async.wait_all;".to_string(),
         Op::CvtPack { dty, mods, d, a, b } => format!(
             "cvt{}.{}.f32 {}, {}, {};",
             mods_suffix(mods),

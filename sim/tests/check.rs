@@ -132,3 +132,140 @@ fn cli_agreement_exits_0() {
         assert!(stdout.contains(want), "{want:?} missing:\n{stdout}");
     }
 }
+
+// Imports of the SIMT-Step litmus tests below, kept with them.
+use gpusim::check::{litmus, CheckReport, Outcome};
+use gpusim::launch::LoadedManifest;
+use gpusim_models::simt_step::Variant;
+
+/// SIMT-Step litmus manifests under the token stack: every one of 8 randomised runs is judged
+/// against CM, the variant the policy claims, and lies in its allowed set, which is also the
+/// strongest variant consistent with the runs.
+#[test]
+fn litmus_manifests_agree_with_cm_under_the_token_stack() {
+    for t in ["conv_div_merge", "loop_participation", "gen_sso_rw"] {
+        let mut o = opts(8, &[]);
+        o.policy = Some("token-stack".into());
+        let r = check(&trace(&format!("litmus/simt_step/{t}.yaml")), &o).unwrap();
+        let text = r.lines.join("\n");
+        assert_eq!(r.disagreement, None, "{t}:\n{text}");
+        let v = r.litmus.expect("a litmus manifest is judged");
+        assert_eq!(v.test, t);
+        assert_eq!(v.judged, 8, "{t}:\n{text}");
+        assert_eq!(v.strongest, Some(Variant::Cm), "{t}:\n{text}");
+        assert_eq!(v.observed.iter().map(|(_, n)| n).sum::<usize>(), 8);
+    }
+}
+
+/// Runs judged against a variant stronger than their outcome: gen_sm_rw's relaxed witness
+/// (0, 1) (thread 1 read thread 0's store) is allowed from SCF on; claimed SM, it is a
+/// disagreement naming the run, the outcome and SM's allowed set; claimed SCF, it agrees.
+#[test]
+fn an_outcome_outside_the_claimed_variant_is_a_disagreement() {
+    let lm = LoadedManifest::load(&trace("litmus/simt_step/gen_sm_rw.yaml")).unwrap();
+    let binding = lm.litmus().unwrap().expect("gen_sm_rw names its test");
+    let words = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let runs = vec![
+        (
+            "run 0: synthetic".to_string(),
+            Outcome::Buffers(vec![
+                ("out".into(), words(&[0, 0])),
+                ("s".into(), words(&[1, 1])),
+            ]),
+        ),
+        (
+            "run 1: synthetic".to_string(),
+            Outcome::Buffers(vec![
+                ("out".into(), words(&[0, 1])),
+                ("s".into(), words(&[1, 1])),
+            ]),
+        ),
+    ];
+    let mut report = CheckReport::default();
+    let v = litmus::judge(
+        &binding,
+        &lm.manifest,
+        &runs,
+        &[Some(Variant::Sm); 2],
+        &mut report,
+    )
+    .unwrap();
+    let d = report.disagreement.expect("(0, 1) is outside SM");
+    assert!(d.contains("run 1: synthetic"), "{d}");
+    assert!(d.contains("outcome (0, 1) is outside SM"), "{d}");
+    assert!(d.contains("SM allows {(0, 0)}"), "{d}");
+    assert!(d.contains("allowed by SCF and weaker"), "{d}");
+    assert_eq!(v.strongest, Some(Variant::Scf));
+
+    let mut report = CheckReport::default();
+    litmus::judge(
+        &binding,
+        &lm.manifest,
+        &runs,
+        &[Some(Variant::Scf); 2],
+        &mut report,
+    );
+    assert_eq!(report.disagreement, None);
+}
+
+/// convergence-barrier with a short quantum: the `then` group yields while waiting at the
+/// if's convergence barrier, the yield counts as arrival, and the merge block's sg_add runs
+/// once per thread (c = 1): outside every executable SIMT-Step variant. The policy claims no
+/// variant under a yielding switch rule, so the run is reported, not judged.
+#[test]
+fn a_yielding_convergence_barrier_leaves_simt_step_on_conv_div_merge() {
+    let mut o = opts(
+        1,
+        &[("sm.convergence_barrier", "{switch: quantum, quantum: 2}")],
+    );
+    o.policy = Some("convergence-barrier".into());
+    let r = check(&trace("litmus/simt_step/conv_div_merge.yaml"), &o).unwrap();
+    let text = r.lines.join("\n");
+    assert_eq!(r.disagreement, None, "{text}");
+    let v = r.litmus.expect("judged");
+    assert_eq!(v.judged, 0);
+    assert_eq!(v.strongest, None, "{text}");
+    assert_eq!(v.observed[0].0 .0, vec![2, 1, 1, 2, 1, 1]);
+}
+
+/// The `litmus:` manifest key is validated with its key path: a location the test does not
+/// observe, one mapped twice, a missing one and an unknown buffer.
+#[test]
+fn litmus_links_are_validated_with_their_key_path() {
+    let path = trace("litmus/simt_step/inline.yaml");
+    let manifest = |observe: &str| {
+        format!(
+            "kernel: gen_sm_ww.ptx\nlaunches:\n  - {{ entry: gen_sm_ww, grid: [1], block: [2], args: [s] }}\nbuffers:\n  s: {{ dtype: u32, shape: [2] }}\nlitmus:\n  test: gen_sm_ww.litmus\n  observe: {observe}\n"
+        )
+    };
+    let err = |observe: &str| match LoadedManifest::from_text(&path, &manifest(observe)) {
+        Ok(_) => panic!("{observe} must be rejected"),
+        Err(e) => e.to_string(),
+    };
+    assert!(LoadedManifest::from_text(&path, &manifest(r#"{ s: ["s[0]", "s[1]"] }"#)).is_ok());
+    let e = err(r#"{ s: ["s[0]", "t[1]"] }"#);
+    assert!(
+        e.contains("litmus.observe.s[1]: `t[1]` is not observed by test gen_sm_ww"),
+        "{e}"
+    );
+    let e = err(r#"{ s: ["s[0]", "s[0]"] }"#);
+    assert!(
+        e.contains("litmus.observe.s[1]: `s[0]` is already mapped to s[0]"),
+        "{e}"
+    );
+    let e = err(r#"{ s: ["s[0]", ~] }"#);
+    assert!(
+        e.contains("litmus.observe: test gen_sm_ww observes s[1] but no buffer"),
+        "{e}"
+    );
+    let e = err(r#"{ out: ["s[0]", "s[1]"] }"#);
+    assert!(
+        e.contains("litmus.observe.out: unknown buffer `out`"),
+        "{e}"
+    );
+    let e = err(r#"{ s: ["s[0", "s[1]"] }"#);
+    assert!(
+        e.contains("litmus.observe.s[0]: `s[0` is not a litmus location"),
+        "{e}"
+    );
+}

@@ -102,7 +102,9 @@ fn models_depend_on_the_front_end_only() {
         .filter(|n| !n.is_empty() && !n.starts_with('#'))
         .collect();
     assert!(
-        names.iter().all(|n| ["gpusim-isa", "thiserror"].contains(n)),
+        names
+            .iter()
+            .all(|n| ["gpusim-isa", "thiserror"].contains(n)),
         "models/Cargo.toml [dependencies] must be gpusim-isa and thiserror only, got {names:?}"
     );
     let mut files = Vec::new();

@@ -148,6 +148,14 @@ fn kernel_traces_under_memory_variants() {
     }
 }
 
+/// SIMT-Step litmus tests as PTX (`traces/litmus/simt_step/*.yaml`): their checks assert only
+/// what every outcome the weakest executable variant allows shares; `gpusim check` judges the
+/// whole outcome against the test (`litmus:` key).
+#[test]
+fn litmus_traces() {
+    run_all("litmus");
+}
+
 #[test]
 fn fault_traces() {
     run_all("faults");
@@ -180,5 +188,6 @@ fn traces_on_every_config() {
         run_all_with("isa", Some(&cfg), &[]);
         run_all_with("tensor", Some(&cfg), &[]);
         run_all_with("memory", Some(&cfg), &[]);
+        run_all_with("litmus", Some(&cfg), &[]);
     }
 }

@@ -38,12 +38,14 @@ mod carry;
 mod convert;
 mod float;
 mod int;
+mod matrix;
 mod mma;
 mod newer;
 mod rounding;
 
 pub use bits::{bfind, shf};
 pub use carry::carry_op;
+pub use matrix::{ldmatrix, stmatrix, MATRIX_LANES, MATRIX_ROWS};
 pub use mma::{mma, mma_regs, MMA_LANES};
 pub use newer::{bmsk, dot, fns, lop3, redux, szext, testp};
 

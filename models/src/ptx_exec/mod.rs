@@ -760,7 +760,9 @@ impl Exec<'_, '_> {
             | Op::Match { .. }
             | Op::ActiveMask { .. }
             | Op::Redux { .. }
-            | Op::Mma { .. } => {
+            | Op::Mma { .. }
+            | Op::Ldmatrix { .. }
+            | Op::Stmatrix { .. } => {
                 return Err(
                     self.unsupported("warp-collective instructions have no thread-level semantics")
                 )
@@ -774,6 +776,11 @@ impl Exec<'_, '_> {
             }
             Op::Call { .. } => return Err(self.unsupported("calls are not inlined by this model")),
             Op::Nanosleep { .. } => {}
+            Op::CpAsync { .. } | Op::CpAsyncCommit | Op::CpAsyncWait { .. } => {
+                return Err(self.unsupported(
+                    "asynchronous copies (cp.async) have no place in this sequentially consistent reference",
+                ))
+            }
             Op::Ssy { .. } | Op::Sync | Op::PreBrk { .. } | Op::Brk | Op::PreRet { .. } => {
                 return Err(self.unsupported(
                     "reconvergence tokens belong to the token-stack model, not to a thread",

@@ -369,6 +369,33 @@ pub(crate) fn effect(inst: &Inst, in_entry: bool) -> Effect {
                 what: "mma.sync",
             });
         }
+        Op::Ldmatrix { d, addr, .. } => {
+            // Each lane receives elements of rows other lanes addressed.
+            e.writes = d.as_slice().to_vec();
+            e.reads = addr_reads(addr.base);
+            e.origin = source(SourceKind::Collective("ldmatrix"));
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "ldmatrix",
+            });
+        }
+        Op::Stmatrix { addr, src, .. } => {
+            e.reads = src.as_slice().iter().map(|r| Operand::Reg(*r)).collect();
+            e.reads.extend(addr_reads(addr.base));
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "stmatrix",
+            });
+        }
+        // A per-thread copy into shared memory: it writes no register.
+        Op::CpAsync {
+            dst, src, src_size, ..
+        } => {
+            e.reads = addr_reads(dst.base);
+            e.reads.extend(addr_reads(src.base));
+            e.reads.extend(src_size.iter().copied());
+        }
+        Op::CpAsyncCommit | Op::CpAsyncWait { .. } => {}
         Op::CvtPack { d, a, b, .. } => {
             e.writes = vec![*d];
             e.reads = vec![*a, *b];

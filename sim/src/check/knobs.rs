@@ -55,13 +55,14 @@ pub fn for_run(
 }
 
 /// The knobs of run `i` of a SIMT-Step litmus manifest: those of [`for_run`] and, under
-/// `convergence-barrier`, a drawn switch rule — `backward-branch`, or `quantum` with a quantum
-/// of 1 to 16 instructions, short enough that a group yields inside the tests' few-instruction
-/// arms. Both rules yield, so every run still finishes where the configured one does;
-/// `blocked` is never drawn because it livelocks spinning threads. Litmus tests only: the
-/// switch rule changes which threads run a merge block together, i.e. the outcomes that
-/// observe grouping, which is what a litmus test judges and what a race-free kernel's final
-/// memory must not depend on. A user's own `sm.convergence_barrier` setting is kept.
+/// `convergence-barrier`, a drawn switch rule — `blocked`, `backward-branch`, or `quantum`
+/// with a quantum of 1 to 16 instructions, short enough that a group yields inside the tests'
+/// few-instruction arms. `blocked` is safe here although it livelocks spinning threads: a
+/// test is judged only when the SIMT-Step enumerator terminates on it, i.e. when no schedule
+/// of its threads spins forever. Litmus tests only: the switch rule changes which threads run
+/// a merge block together, i.e. the outcomes that observe grouping, which is what a litmus
+/// test judges (and what a race-free kernel's final memory must not depend on). A user's own
+/// `sm.convergence_barrier` setting is kept.
 pub fn for_litmus_run(
     base: &Config,
     user: &[(String, String)],
@@ -78,21 +79,14 @@ pub fn for_litmus_run(
     }
     let mut s = seed ^ (i as u64).wrapping_mul(0x9FB2_1C65_1E98_DF25);
     let draw = splitmix(&mut s);
-    if draw % 2 == 0 {
-        // The whole section, inline: configs may leave it out, and `--set` only replaces
-        // keys that exist.
-        sets.push((
-            "sm.convergence_barrier".into(),
-            "{switch: backward-branch}".into(),
-        ));
-        what.push_str(", switch backward-branch");
-    } else {
-        let q = 1 + (draw >> 1) % 16;
-        sets.push((
-            "sm.convergence_barrier".into(),
-            format!("{{switch: quantum, quantum: {q}}}"),
-        ));
-        what.push_str(&format!(", switch quantum {q}"));
-    }
+    // The whole section, inline: configs may leave it out, and `--set` only replaces keys
+    // that exist.
+    let section = match draw % 3 {
+        0 => "{switch: blocked}".to_string(),
+        1 => "{switch: backward-branch}".to_string(),
+        _ => format!("{{switch: quantum, quantum: {}}}", 1 + (draw >> 2) % 16),
+    };
+    what.push_str(&format!(", sm.convergence_barrier {section}"));
+    sets.push(("sm.convergence_barrier".into(), section));
     (sets, what)
 }

@@ -15,14 +15,20 @@
 //!    diverge at a barrier in any run;
 //! 4. under the `token-stack` policy, runs the formal branching model (`models::token_stack`)
 //!    and compares, warp by warp, the state after every control instruction with the
-//!    simulator's (`compare::token_stacks`).
+//!    simulator's (`compare::token_stacks`);
+//! 5. for a manifest that names a SIMT-Step litmus test (`litmus:`), requires every run's
+//!    outcome to lie in the allowed set of the variant the policy claims, and reports the
+//!    strongest variant consistent with the runs (`litmus`). Litmus runs also randomise the
+//!    convergence-barrier switch rule (`knobs::for_litmus_run`).
 //!
 //! A model that does not support the kernel (an instruction outside its subset) is reported
 //! and skipped, never counted as agreement. The first disagreement is the verdict (exit 1),
 //! with the run, the step and the expected and observed values.
 
 mod compare;
+pub mod fuzz;
 mod knobs;
+pub mod litmus;
 mod models;
 
 use crate::launch::LoadedManifest;
@@ -45,6 +51,8 @@ pub struct CheckOptions {
 pub struct CheckReport {
     pub lines: Vec<String>,
     pub disagreement: Option<String>,
+    /// For a litmus manifest: the outcomes observed and the strongest consistent variant.
+    pub litmus: Option<litmus::LitmusVerdict>,
 }
 
 impl CheckReport {
@@ -114,9 +122,19 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         .policy
         .clone()
         .unwrap_or_else(|| base.sm.reconvergence.name().to_string());
+    let binding = lm.litmus()?;
     let mut outcomes = Vec::new();
+    // The SIMT-Step variant each run's machine claims (litmus manifests only).
+    let mut claims = Vec::new();
     for i in 0..o.runs.max(1) {
-        let (sets, knobs) = knobs::for_run(&base, &o.sets, &policy, o.seed, i);
+        let (sets, knobs) = match binding {
+            Some(_) => knobs::for_litmus_run(&base, &o.sets, &policy, o.seed, i),
+            None => knobs::for_run(&base, &o.sets, &policy, o.seed, i),
+        };
+        if binding.is_some() {
+            let cfg = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &sets)?;
+            claims.push(litmus::claim(&cfg));
+        }
         let opts = RunOptions::default();
         let r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
         outcomes.push((knobs, Outcome::of(r)?));
@@ -127,13 +145,35 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         summarise(&outcomes)
     ));
 
+    if let Some(b) = &binding {
+        if litmus::warps_fit(&b.test, base.sm.warp_size) {
+            report.litmus = litmus::judge(b, &lm.manifest, &outcomes, &claims, &mut report);
+        } else {
+            report.fail(format!(
+                "SIMT-Step {}: {} threads in subgroups of {} do not map onto warps of {} lanes (set `sm.warp_size` in the manifest)",
+                b.test.name, b.test.threads, b.test.subgroup, base.sm.warp_size
+            ));
+        }
+    }
     let refs = models::run_references(&module, &lm, &mut report)?;
     // Warp-synchronous policies count a converged warp's arrival at a barrier for all its
     // lanes, guarded off or not (the formal model's barrier rule); independent thread
     // scheduling counts threads.
-    let warp_arrival = policy != "convergence-barrier"
-        || base.sm.barrier_divergence == crate::config::BarrierDivergence::CountWarp;
-    compare::runs_against_references(&outcomes, &refs, warp_arrival, &mut report);
+    let arrivals = compare::Arrivals {
+        whole_warps: policy != "convergence-barrier"
+            || base.sm.barrier_divergence == crate::config::BarrierDivergence::CountWarp,
+        exited: base.sm.exited_warps_arrive,
+    };
+    compare::runs_against_references(&outcomes, &refs, arrivals, &mut report);
+    let racy = [&refs.lockstep, &refs.interleaving].iter().any(|r| {
+        matches!(
+            r,
+            models::RefResult::Verdict {
+                verdict: gpusim_models::lockstep::Verdict::DataRace(_),
+                ..
+            }
+        )
+    });
     compare::lint_against_runs(&module, &outcomes, &mut report);
     if policy == "token-stack" {
         // One SM holding one CTA at a time runs CTAs in sequence, as the reference does.
@@ -148,7 +188,9 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             progress: false,
         };
         match crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts) {
-            Ok(out) => compare::token_stacks(&module, &lm, &out, base.sm.warp_size, &mut report)?,
+            Ok(out) => {
+                compare::token_stacks(&module, &lm, &out, base.sm.warp_size, racy, &mut report)?
+            }
             Err(RunError::Fault(f)) => report.note(format!(
                 "token stack: the one-SM run faulted ({}); no trace to compare",
                 f.kind.name()

@@ -241,6 +241,24 @@ pub fn deps_of(inst: &Inst) -> Deps {
             }
             rd.as_slice().iter().for_each(|r| d.write(*r));
         }
+        Op::Ldmatrix { d: rs, addr, .. } => {
+            d.addr(addr);
+            rs.as_slice().iter().for_each(|r| d.write(*r));
+        }
+        Op::Stmatrix { addr, src, .. } => {
+            d.addr(addr);
+            src.as_slice().iter().for_each(|r| d.read(*r));
+        }
+        // The copy writes shared memory, not registers: nothing for the scoreboard to hold.
+        Op::CpAsync {
+            dst, src, src_size, ..
+        } => {
+            d.addr(dst);
+            d.addr(src);
+            if let Some(s) = src_size {
+                d.op(s);
+            }
+        }
         Op::BrxIdx { index, .. } => d.op(index),
         Op::Call { callee, args, .. } => {
             if let Callee::Indirect { reg, .. } = callee {
@@ -249,6 +267,8 @@ pub fn deps_of(inst: &Inst) -> Deps {
             args.iter().for_each(|a| d.op(a));
         }
         Op::Fence { .. }
+        | Op::CpAsyncCommit
+        | Op::CpAsyncWait { .. }
         | Op::Bra { .. }
         | Op::Ret { .. }
         | Op::Exit

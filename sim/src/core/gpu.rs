@@ -296,6 +296,8 @@ fn make_cta(
             mem_lines: Vec::with_capacity(64),
             mem_txns: Vec::new(),
             mem_values: Vec::new(),
+            async_copies: Vec::new(),
+            async_group: 0,
         });
     }
     let cta = Cta {

@@ -148,6 +148,12 @@ fn class_of(op: &Op) -> Class {
         Op::Ld { space, .. } | Op::St { space, .. } => mem(*space),
         Op::Atom { .. } => Class::Atomic,
         Op::Mma { .. } => Class::Tensor,
+        // The fragment moves are shared-memory accesses on the ldst unit; a cp.async is timed
+        // by its global read (the landing in shared memory is `Sm::land_async_copies`).
+        Op::Ldmatrix { .. } | Op::Stmatrix { .. } => Class::Shared,
+        Op::CpAsync { .. } => Class::Global,
+        // Group bookkeeping only: like a fence, on the branch unit (the wait is a hold).
+        Op::CpAsyncCommit | Op::CpAsyncWait { .. } => Class::Barrier,
         Op::Bar { .. } | Op::WarpSync { .. } | Op::Fence { .. } => Class::Barrier,
         Op::Bra { .. }
         | Op::BrxIdx { .. }

@@ -160,6 +160,7 @@ impl Sm {
             ctas_completed: 0,
             spin_suspect: false,
         };
+        self.land_async_copies(cycle, epoch);
         let n_parts = self.parts.len();
         for s in 0..n_parts {
             self.cands.clear();
@@ -213,6 +214,40 @@ impl Sm {
         }
         res.ctas_completed = self.retire_completed_ctas();
         Ok(res)
+    }
+
+    /// Land every `cp.async` copy whose global read has completed by `cycle` in its CTA's
+    /// shared memory, before any warp issues in this cycle (so an instruction issued at or
+    /// after a copy's `ready` sees its bytes, one issued before sees the old ones). Copies land
+    /// in warp-slot order, each warp's in issue order: deterministic, and any order is one
+    /// PTX allows for racing copies. Cycles skipped while no warp can issue need no landing:
+    /// nothing reads shared memory in them. A CTA that retires drops its pending copies
+    /// (its shared memory is gone).
+    fn land_async_copies(&mut self, cycle: u64, epoch: &mut u64) {
+        let Sm { warps, ctas, .. } = self;
+        for w in warps.iter_mut().flatten() {
+            if w.async_copies.iter().all(|c| c.ready > cycle) {
+                continue;
+            }
+            let cta = ctas[w.cta].as_mut().expect("a warp's CTA is resident");
+            let mut changed = false;
+            w.async_copies.retain(|c| {
+                if c.ready > cycle {
+                    return true;
+                }
+                let (a, n) = (c.addr as usize, c.len as usize);
+                let dst = &mut cta.shared[a..a + n];
+                if dst != &c.data[..n] {
+                    dst.copy_from_slice(&c.data[..n]);
+                    changed = true;
+                }
+                false
+            });
+            // New shared bytes are progress (livelock detection watches the epoch).
+            if changed {
+                *epoch += 1;
+            }
+        }
     }
 
     /// Account for `n` skipped cycles from `cycle` on, in which no warp can issue: each warp

@@ -76,6 +76,24 @@ pub struct Warp {
     pub mem_lines: Vec<(u64, crate::mem::cache::Mask)>,
     pub mem_txns: Vec<crate::mem::hierarchy::Txn>,
     pub mem_values: Vec<(u64, u32, u64)>,
+    /// `cp.async` copies issued and not yet landed in shared memory, in issue order (the SM
+    /// lands each at its `ready` cycle: `Sm::land_async_copies`).
+    pub async_copies: Vec<AsyncCopy>,
+    /// The warp's open `cp.async` group: copies issued now join it; `commit_group` closes it
+    /// (groups below this number are committed). Kept per warp, not per thread: a wait then
+    /// covers every lane's groups, never fewer than the thread's own (docs/memory.md).
+    pub async_group: u64,
+}
+
+/// One lane's `cp.async`: `len` bytes (source bytes, then the zero fill) for the CTA's shared
+/// memory at `addr`, landing at cycle `ready`; `group` is the commit group it belongs to.
+#[derive(Clone, Copy, Debug)]
+pub struct AsyncCopy {
+    pub ready: u64,
+    pub group: u64,
+    pub addr: u64,
+    pub len: u8,
+    pub data: [u8; 16],
 }
 
 impl Warp {

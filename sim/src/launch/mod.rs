@@ -90,6 +90,78 @@ pub struct Manifest {
     /// Free text shown by tools.
     #[serde(default)]
     pub description: Option<String>,
+    /// The SIMT-Step litmus test this kernel implements and where its observed locations end
+    /// up (`gpusim check` compares each run's outcome with the test's allowed sets).
+    #[serde(default)]
+    pub litmus: Option<LitmusLink>,
+}
+
+/// `litmus: { test: FILE.litmus, observe: { BUFFER: [LOCATION, ...] } }`: the test file
+/// (relative to the manifest) and, per output buffer, the test location each element holds
+/// after the run, in element order (`"g[1]"`, or `"x"` for `x[0]`; `~` for an element that
+/// observes nothing). Every location of the test's `observe` line must be mapped exactly once.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LitmusLink {
+    pub test: String,
+    pub observe: BTreeMap<String, Vec<Option<String>>>,
+}
+
+/// A manifest's litmus link resolved against its test: the parsed test and, for each of the
+/// test's observed locations in the test's order, the (buffer, element) that holds it.
+#[derive(Clone, Debug)]
+pub struct LitmusBinding {
+    pub file: PathBuf,
+    pub test: gpusim_models::simt_step::Litmus,
+    pub slots: Vec<(String, usize)>,
+}
+
+impl LitmusBinding {
+    /// The outcome a run's final buffers show, in the order of the test's `observe` line.
+    /// `None` when a buffer is missing from `buffers` (a run that faulted keeps none).
+    pub fn outcome(
+        &self,
+        manifest: &Manifest,
+        buffers: &[(String, Vec<u8>)],
+    ) -> Option<gpusim_models::simt_step::Outcome> {
+        let mut values = Vec::with_capacity(self.slots.len());
+        for (name, k) in &self.slots {
+            let dtype = manifest.buffers.get(name)?.dtype;
+            let (_, bytes) = buffers.iter().find(|(n, _)| n == name)?;
+            let size = dtype.size();
+            let raw = bytes.get(k * size..(k + 1) * size)?;
+            let mut word = [0u8; 8];
+            word[..size].copy_from_slice(raw);
+            let unsigned = u64::from_le_bytes(word);
+            // Signed types sign-extend, so a litmus value such as -1 reads back as -1.
+            let v = match dtype {
+                DType::I8 => unsigned as u8 as i8 as i64,
+                DType::I16 => unsigned as u16 as i16 as i64,
+                DType::I32 => unsigned as u32 as i32 as i64,
+                _ => unsigned as i64,
+            };
+            values.push(v);
+        }
+        Some(gpusim_models::simt_step::Outcome(values))
+    }
+}
+
+/// `NAME` or `NAME[K]` (the litmus language's location syntax) as (array, index).
+fn parse_location(s: &str) -> Option<(String, i64)> {
+    let s = s.trim();
+    let ident = |n: &str| {
+        n.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    match s.split_once('[') {
+        None => ident(s).then(|| (s.to_string(), 0)),
+        Some((name, rest)) => {
+            let index = rest.strip_suffix(']')?.trim().parse().ok()?;
+            ident(name.trim()).then(|| (name.trim().to_string(), index))
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -260,11 +332,133 @@ impl LoadedManifest {
             total += bytes;
         }
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Ok(LoadedManifest {
+        let lm = LoadedManifest {
             path: path.to_path_buf(),
             dir,
             manifest,
-        })
+        };
+        // Resolved here so that a broken link fails every command, not only `gpusim check`.
+        lm.litmus()?;
+        Ok(lm)
+    }
+
+    /// The manifest's `litmus` link resolved against its test file; `None` without one.
+    pub fn litmus(&self) -> Result<Option<LitmusBinding>, ManifestError> {
+        let Some(link) = &self.manifest.litmus else {
+            return Ok(None);
+        };
+        let err = |p: String, m: String| ManifestError {
+            file: self.path.display().to_string(),
+            path: p,
+            message: m,
+        };
+        let file = self.resolve(&link.test);
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            err(
+                "litmus.test".into(),
+                format!("cannot read {}: {e}", file.display()),
+            )
+        })?;
+        let test = gpusim_models::simt_step::parse(&text)
+            .map_err(|e| err("litmus.test".into(), format!("{}:{e}", file.display())))?;
+        let threads: u64 = self
+            .manifest
+            .launches
+            .iter()
+            .map(|l| l.grid.count() * l.block.count())
+            .sum();
+        if self.manifest.launches.len() != 1 || threads != test.threads as u64 {
+            return Err(err(
+                "launches".into(),
+                format!(
+                    "a litmus manifest runs its test's {} threads in one launch (thread t = test thread t); this one has {} launch(es) of {threads} thread(s) in all",
+                    test.threads,
+                    self.manifest.launches.len()
+                ),
+            ));
+        }
+        let mut slots: Vec<Option<(String, usize)>> = vec![None; test.observe.len()];
+        for (name, locs) in &link.observe {
+            let key = format!("litmus.observe.{name}");
+            let Some(spec) = self.manifest.buffers.get(name) else {
+                let names: Vec<&String> = self.manifest.buffers.keys().collect();
+                return Err(err(
+                    key,
+                    format!("unknown buffer `{name}`; buffers: {names:?}"),
+                ));
+            };
+            if spec.dtype.is_float() {
+                return Err(err(
+                    key,
+                    format!(
+                        "litmus values are integers; buffer `{name}` is {:?}",
+                        spec.dtype
+                    ),
+                ));
+            }
+            if locs.len() > spec.len() {
+                return Err(err(
+                    key,
+                    format!(
+                        "{} locations for a buffer of {} elements",
+                        locs.len(),
+                        spec.len()
+                    ),
+                ));
+            }
+            for (k, loc) in locs.iter().enumerate() {
+                let Some(loc) = loc else { continue };
+                let key = format!("litmus.observe.{name}[{k}]");
+                let Some((array, index)) = parse_location(loc) else {
+                    return Err(err(
+                        key,
+                        format!("`{loc}` is not a litmus location (`NAME` or `NAME[INDEX]`)"),
+                    ));
+                };
+                let Some(i) = test
+                    .observe
+                    .iter()
+                    .position(|l| l.array == array && l.index == index)
+                else {
+                    let observed: Vec<String> =
+                        test.observe.iter().map(|l| l.to_string()).collect();
+                    return Err(err(
+                        key,
+                        format!(
+                            "`{loc}` is not observed by test {}; it observes {}",
+                            test.name,
+                            observed.join(", ")
+                        ),
+                    ));
+                };
+                if let Some((b, e)) = &slots[i] {
+                    return Err(err(key, format!("`{loc}` is already mapped to {b}[{e}]")));
+                }
+                slots[i] = Some((name.clone(), k));
+            }
+        }
+        let missing: Vec<String> = test
+            .observe
+            .iter()
+            .zip(&slots)
+            .filter(|(_, s)| s.is_none())
+            .map(|(l, _)| l.to_string())
+            .collect();
+        if !missing.is_empty() {
+            return Err(err(
+                "litmus.observe".into(),
+                format!(
+                    "test {} observes {} but no buffer element holds it",
+                    test.name,
+                    missing.join(", ")
+                ),
+            ));
+        }
+        Ok(Some(LitmusBinding {
+            file,
+            test,
+            slots: slots.into_iter().flatten().collect(),
+        }))
     }
 
     pub fn resolve(&self, rel: &str) -> PathBuf {

@@ -31,7 +31,8 @@ pub enum Stall {
     /// Refetching after a reconvergence point: a token popped (`sync`, uniform `brk`/`ret`/
     /// `exit` unwinding) or the policy switched to another thread group.
     Reconvergence,
-    /// At a memory fence, waiting for the warp's outstanding memory operations.
+    /// At a memory fence, waiting for the warp's outstanding memory operations, or at
+    /// `cp.async.wait_group`/`wait_all`, waiting for its copies to land.
     Membar,
     /// In `nanosleep`.
     Sleeping,

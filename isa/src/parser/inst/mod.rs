@@ -323,7 +323,7 @@ impl<'a> ModuleParser<'a> {
             | "lop3" | "dp4a" | "dp2a" | "testp" | "isspacep" | "bmsk" | "szext" | "fns" => {
                 self.decode_data(b, name, nspan, m, raw, span, inst_idx)
             }
-            "ld" | "ldu" | "st" | "atom" | "red" => {
+            "ld" | "ldu" | "st" | "atom" | "red" | "cp" => {
                 self.decode_memory(b, name, nspan, m, raw, span, inst_idx)
             }
             "bar" | "barrier" | "membar" | "fence" | "nanosleep" => {
@@ -336,7 +336,9 @@ impl<'a> ModuleParser<'a> {
             | "prefetch" | "prefetchu" | "ssy" | "preBrk" | "preRet" => {
                 self.decode_control(b, name, nspan, m, raw, span, inst_idx)
             }
-            "mma" => self.decode_tensor(b, name, nspan, m, raw, span, inst_idx),
+            "mma" | "ldmatrix" | "stmatrix" => {
+                self.decode_tensor(b, name, nspan, m, raw, span, inst_idx)
+            }
             _ => Err(self
                 .c
                 .err(nspan, format!("unsupported instruction `{name}`"))),

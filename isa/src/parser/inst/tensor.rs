@@ -1,4 +1,4 @@
-//! Decoding tensor-core instructions (mma.sync).
+//! Decoding tensor-core instructions: mma.sync and the fragment moves ldmatrix / stmatrix.
 
 use super::*;
 
@@ -17,6 +17,7 @@ impl<'a> ModuleParser<'a> {
     ) -> PResult<Op> {
         match name {
             "mma" => self.mma(b, m, raw, span),
+            "ldmatrix" | "stmatrix" => self.matrix(b, name, m, raw, span),
             _ => unreachable!("`decode` dispatches only tensor instructions here"),
         }
     }
@@ -101,19 +102,81 @@ impl<'a> ModuleParser<'a> {
             shape,
             ty,
             d,
-            a: self.reg_vec(b, &raw[1], na, "a")?,
-            b: self.reg_vec(b, &raw[2], nb, "b")?,
-            c: self.reg_vec(b, &raw[3], 4, "c")?,
+            a: self.reg_vec(b, &raw[1], na, "mma", "a")?,
+            b: self.reg_vec(b, &raw[2], nb, "mma", "b")?,
+            c: self.reg_vec(b, &raw[3], 4, "mma", "c")?,
         })
     }
 
-    /// A source vector of exactly `n` registers (`{%r1, %r2}`; one register may go without
-    /// braces), for the `what` operand of `mma`.
+    /// `ldmatrix.sync.aligned.m8n8.num{.trans}{.shared{::cta}}.b16 d, [p]` and
+    /// `stmatrix.sync.aligned.m8n8.num{.trans}{.shared{::cta}}.b16 [p], r` with num .x1, .x2
+    /// or .x4 (PTX ISA 9.0 §9.7.14.5.15–16); d / r take one register per matrix. The other
+    /// shapes and element types (.m16n16, .m8n16, .b8) are rejected by name.
+    fn matrix(
+        &mut self,
+        b: &mut Body,
+        name: &str,
+        m: &mut Mods,
+        raw: &[RawOp],
+        span: Span,
+    ) -> PResult<Op> {
+        if !(m.take("sync") && m.take("aligned")) {
+            return Err(self.c.err(
+                span,
+                format!("`{name}` needs .sync and .aligned ({name}.sync.aligned...)"),
+            ));
+        }
+        if !m.take("m8n8") {
+            return Err(self.c.err(
+                span,
+                format!("unsupported `{name}` shape: gpusim supports .m8n8"),
+            ));
+        }
+        let num = match m.take_any(&["x1", "x2", "x4"]) {
+            Some("x1") => 1,
+            Some("x2") => 2,
+            Some(_) => 4,
+            None => return Err(self.c.err(span, format!("`{name}` needs .x1, .x2 or .x4"))),
+        };
+        let trans = m.take("trans");
+        let space = match m.take_any(&["shared", "shared::cta"]) {
+            Some(_) => Space::Shared,
+            None => Space::Generic,
+        };
+        if !m.take("b16") {
+            return Err(self.c.err(
+                span,
+                format!("unsupported `{name}` element type: gpusim supports .b16"),
+            ));
+        }
+        self.nargs(raw, 2, name, span)?;
+        Ok(if name == "ldmatrix" {
+            Op::Ldmatrix {
+                num,
+                trans,
+                space,
+                d: self.reg_vec(b, &raw[0], num as usize, name, "d")?,
+                addr: self.addr(b, &raw[1])?,
+            }
+        } else {
+            Op::Stmatrix {
+                num,
+                trans,
+                space,
+                addr: self.addr(b, &raw[0])?,
+                src: self.reg_vec(b, &raw[1], num as usize, name, "r")?,
+            }
+        })
+    }
+
+    /// A vector of exactly `n` registers (`{%r1, %r2}`; one register may go without braces),
+    /// for the `what` operand of instruction `inst`.
     pub(super) fn reg_vec(
         &mut self,
         b: &mut Body,
         raw: &RawOp,
         n: usize,
+        inst: &str,
         what: &str,
     ) -> PResult<RegVec> {
         let items: Vec<&RawOp> = match raw {
@@ -124,7 +187,7 @@ impl<'a> ModuleParser<'a> {
             return Err(self.c.err(
                 raw.span(),
                 format!(
-                    "`mma` operand {what} takes {n} register{} here, found {}",
+                    "`{inst}` operand {what} takes {n} register{} here, found {}",
                     if n == 1 { "" } else { "s" },
                     items.len()
                 ),
@@ -142,7 +205,7 @@ impl<'a> ModuleParser<'a> {
                 other => {
                     return Err(self.c.err(
                         other.span(),
-                        format!("`mma` operand {what} takes registers"),
+                        format!("`{inst}` operand {what} takes registers"),
                     ))
                 }
             };

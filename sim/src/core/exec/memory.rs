@@ -20,10 +20,10 @@ pub const LOCAL_LIMIT_KEY: &str = "sm.local_bytes_per_thread";
 
 /// What selects an access's program besides its (per-lane, resolved) space.
 #[derive(Clone, Copy)]
-struct Prog {
-    kind: &'static str,
-    cop: Option<CacheOp>,
-    volatile: bool,
+pub(super) struct Prog {
+    pub(super) kind: &'static str,
+    pub(super) cop: Option<CacheOp>,
+    pub(super) volatile: bool,
 }
 
 impl Prog {
@@ -38,9 +38,9 @@ impl Prog {
 }
 
 /// The instruction's timing so far: the latest release and end of its programs.
-struct Timing {
-    release: u64,
-    end: u64,
+pub(super) struct Timing {
+    pub(super) release: u64,
+    pub(super) end: u64,
 }
 
 impl Timing {
@@ -372,7 +372,7 @@ impl<'a> ExecEnv<'a> {
     /// local lanes when the instruction is local (tags), else one operation for the timing of
     /// shared, constant and parameter accesses. Returns whether the non-global programs wrote
     /// the registers (`writeToRegs`).
-    fn run_programs(
+    pub(super) fn run_programs(
         &mut self,
         w: &mut Warp,
         inst: &Inst,
@@ -438,7 +438,7 @@ impl<'a> ExecEnv<'a> {
 
     /// Run one operation's program from this cycle; a program the formal model would leave
     /// stuck is a fault naming it.
-    fn run_txn(
+    pub(super) fn run_txn(
         &mut self,
         w: &Warp,
         inst: &Inst,
@@ -472,7 +472,13 @@ impl<'a> ExecEnv<'a> {
 
     /// Bounds (and, for non-global spaces, the rest of) the checks a load or store of `at`
     /// makes, before any effect. Global bytes must lie in one allocation.
-    fn check(&mut self, w: &mut Warp, inst: &Inst, at: Access, what: &str) -> Result<(), Fault> {
+    pub(super) fn check(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        at: Access,
+        what: &str,
+    ) -> Result<(), Fault> {
         let (addr, n) = (at.addr, at.size as u64);
         let ok = match at.space {
             Space::Global | Space::Generic => self.global.bytes(addr, n).is_some(),
@@ -491,7 +497,7 @@ impl<'a> ExecEnv<'a> {
     /// Record lane `lane`'s access for the coalescer if it is in the instruction's space (that
     /// of its first lane). Local addresses are interleaved across lanes as hardware lays them
     /// out (`coalesce::local_interleave`).
-    fn record(
+    pub(super) fn record(
         &self,
         w: &mut Warp,
         first: &mut Option<Space>,
@@ -515,7 +521,13 @@ impl<'a> ExecEnv<'a> {
     }
 
     /// The coalescer's summary of the accesses recorded for this instruction.
-    fn summarise(&self, w: &mut Warp, space: Space, release: u64, end: u64) -> MemSummary {
+    pub(super) fn summarise(
+        &self,
+        w: &mut Warp,
+        space: Space,
+        release: u64,
+        end: u64,
+    ) -> MemSummary {
         let g = &self.coalescer;
         let (acc, keys) = (&w.mem_accesses, &mut w.mem_keys);
         if space == Space::Shared {

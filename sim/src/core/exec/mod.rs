@@ -3,8 +3,10 @@
 //! handed to the reconvergence policy. When things happen is not decided here.
 
 mod alu;
+mod async_copy;
 mod collective;
 mod control;
+mod matrix;
 mod memory;
 pub use memory::LOCAL_LIMIT_KEY;
 mod sync;
@@ -320,6 +322,12 @@ impl<'a> ExecEnv<'a> {
             | Op::ActiveMask { .. }
             | Op::Redux { .. } => self.exec_collective(w, inst, exec, &mut out)?,
             Op::Mma { .. } => self.exec_tensor(w, inst, exec)?,
+            Op::Ldmatrix { .. } | Op::Stmatrix { .. } => {
+                out.mem = self.exec_matrix(w, inst, exec)?
+            }
+            Op::CpAsync { .. } | Op::CpAsyncCommit | Op::CpAsyncWait { .. } => {
+                out.mem = self.exec_async(w, inst, exec)?
+            }
             Op::Bra { .. }
             | Op::BrxIdx { .. }
             | Op::Call { .. }
