@@ -269,3 +269,46 @@ fn litmus_links_are_validated_with_their_key_path() {
         "{e}"
     );
 }
+
+/// A policy that regrouped threads from different loop iterations would run thread 0's
+/// iteration-0 ballot together with thread 1's iteration-1 ballot, so both see the mask 3:
+/// p = (3, 0, 3, 0, 3, 3). The loop-participation test catches it: outside every variant's
+/// set, so a disagreement under the token stack's CM claim, with no consistent variant. (None
+/// of gpusim's policies regroups so; the matrix in docs/reconvergence.md shows it.)
+#[test]
+fn loop_participation_catches_regrouping_across_iterations() {
+    let lm = LoadedManifest::load(&trace("litmus/simt_step/loop_participation.yaml")).unwrap();
+    let binding = lm
+        .litmus()
+        .unwrap()
+        .expect("loop_participation names its test");
+    let words = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let buffer = lm
+        .manifest
+        .litmus
+        .as_ref()
+        .expect("litmus key")
+        .observe
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let runs = vec![(
+        "run 0: synthetic regrouping".to_string(),
+        Outcome::Buffers(vec![(buffer, words(&[3, 0, 3, 0, 3, 3]))]),
+    )];
+    let mut report = CheckReport::default();
+    let v = litmus::judge(
+        &binding,
+        &lm.manifest,
+        &runs,
+        &[Some(Variant::Cm)],
+        &mut report,
+    )
+    .unwrap();
+    let d = report
+        .disagreement
+        .expect("regrouped ballots are outside CM");
+    assert!(d.contains("(3, 0, 3, 0, 3, 3)"), "{d}");
+    assert_eq!(v.strongest, None);
+}
