@@ -296,3 +296,61 @@ mod robustness {
         }
     }
 }
+
+/// Participation under CM: per test, every complete execution's per-thread sequence of
+/// subgroup-operation participant masks. CM's collective control flow fixes each dynamic
+/// block's threads from the threads' own paths, and CM runs a subgroup's loads collectively,
+/// so a path could depend on the interleaving only through another subgroup's writes; no test
+/// of the suite branches on those, so every test has exactly one participation.
+/// (The reduction must not lose one: the unreduced search agrees.)
+#[test]
+fn participation_under_cm_is_one_sequence_per_test() {
+    use gpusim_models::simt_step::{enumerate_participation, participation};
+    let full = Bounds {
+        reduce: false,
+        ..Bounds::default()
+    };
+    for name in TESTS {
+        let t = load(name);
+        let p = participation(&t, Variant::Cm).unwrap();
+        assert_eq!(p.len(), 1, "{name}: {p:?}");
+        assert_eq!(
+            p,
+            enumerate_participation(&t, Variant::Cm, full).unwrap(),
+            "{name}: the reduction lost a participation"
+        );
+        let only = p.into_iter().next().unwrap();
+        assert_eq!(only.len(), t.threads, "{name}: one sequence per thread");
+    }
+    let one = |name: &str| {
+        participation(&load(name), Variant::Cm)
+            .unwrap()
+            .into_iter()
+            .next()
+            .unwrap()
+    };
+    // Paper Fig. 5: {0} at i = 0, {1} at i = 1, {0,1} at i = 2.
+    assert_eq!(
+        one("loop_participation"),
+        vec![vec![0b01, 0b11], vec![0b10, 0b11]]
+    );
+    // Two subgroups of two: each sg_all_equal runs over its own subgroup.
+    assert_eq!(
+        one("collective_memory"),
+        vec![vec![0b0011], vec![0b0011], vec![0b1100], vec![0b1100]]
+    );
+    // The branches split the threads: each sg_all runs alone.
+    assert_eq!(one("gen_sso_rw"), vec![vec![0b01], vec![0b10]]);
+    // No subgroup operation: empty sequences.
+    assert_eq!(one("lockstep_nosg"), vec![Vec::<u64>::new(), Vec::new()]);
+}
+
+/// Under weaker variants participation can depend on the interleaving: Spec's speculative
+/// ballot in spec_participation may run before the other thread arrives.
+#[test]
+fn participation_under_spec_can_differ_between_executions() {
+    let p = gpusim_models::simt_step::participation(&load("spec_participation"), Variant::Spec)
+        .unwrap();
+    assert!(p.contains(&vec![vec![0b11], vec![0b11]]), "{p:?}");
+    assert!(p.contains(&vec![vec![0b01], vec![]]), "{p:?}");
+}

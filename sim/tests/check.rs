@@ -312,3 +312,88 @@ fn loop_participation_catches_regrouping_across_iterations() {
     assert!(d.contains("(3, 0, 3, 0, 3, 3)"), "{d}");
     assert_eq!(v.strongest, None);
 }
+
+/// The subgroup-mask invariant on litmus manifests under the token stack: every warp
+/// collective of every run ran with exactly its CM dynamic block's threads.
+#[test]
+fn litmus_collectives_run_with_their_dynamic_blocks_under_the_token_stack() {
+    for (t, per_run) in [
+        ("loop_participation", 3),
+        ("collective_memory", 2),
+        ("gen_sso_rw", 2),
+    ] {
+        let mut o = opts(4, &[]);
+        o.policy = Some("token-stack".into());
+        let r = check(&trace(&format!("litmus/simt_step/{t}.yaml")), &o).unwrap();
+        let text = r.lines.join("\n");
+        assert_eq!(r.disagreement, None, "{t}:\n{text}");
+        let want = format!(
+            "subgroup masks: {} collectives in 4 runs equal their dynamic blocks (CM)",
+            4 * per_run
+        );
+        assert!(text.contains(&want), "{t}:\n{text}");
+    }
+}
+
+/// A wrong participant set is a disagreement naming the thread, the k-th collective with its
+/// line, the run's mask and the model's: a machine that ran loop_participation's first ballot
+/// with both lanes (lock-step), and one that split collective_memory's second warp.
+#[test]
+fn a_collective_outside_its_dynamic_block_is_reported() {
+    use gpusim::stats::WarpEvent;
+    let event = |warp: u32, line: u32, text: &str, exec: u64| WarpEvent {
+        launch: 0,
+        cycle: u64::from(line),
+        sm: 0,
+        cta: [0, 0, 0],
+        warp,
+        func: "k".into(),
+        pc: line,
+        line,
+        text: text.into(),
+        exec,
+        after: String::new(),
+    };
+    let ballot = "vote.sync.ballot.b32 %r4, %pt, %r3;";
+    let test = |name: &str| {
+        let lm = LoadedManifest::load(&trace(&format!("litmus/simt_step/{name}.yaml"))).unwrap();
+        lm.litmus().unwrap().expect("names its test").test
+    };
+
+    let lp = test("loop_participation");
+    let allowed = gpusim_models::simt_step::participation(&lp, Variant::Cm).unwrap();
+    let good = [
+        event(0, 27, "activemask.b32 %r3;", 0b01),
+        event(0, 28, ballot, 0b01),
+        event(0, 28, ballot, 0b10),
+        event(0, 28, ballot, 0b11),
+    ];
+    assert_eq!(litmus::compare_masks(&allowed, &good, 32, 2), Ok(3));
+    let lockstep = [
+        event(0, 28, ballot, 0b11),
+        event(0, 28, ballot, 0b10),
+        event(0, 28, ballot, 0b11),
+    ];
+    let e = litmus::compare_masks(&allowed, &lockstep, 32, 2).unwrap_err();
+    assert!(
+        e.contains("thread 0, collective #1 (line 28): the run's mask is {0,1}, the model's dynamic block is {0}"),
+        "{e}"
+    );
+
+    // Two warps of two lanes: warp 1's lanes are test threads 2 and 3.
+    let cm = test("collective_memory");
+    let allowed = gpusim_models::simt_step::participation(&cm, Variant::Cm).unwrap();
+    let matching = "match.all.sync.b32 %r5|%p1, %r4, %r3;";
+    let good = [event(0, 30, matching, 0b11), event(1, 30, matching, 0b11)];
+    assert_eq!(litmus::compare_masks(&allowed, &good, 2, 4), Ok(2));
+    let split = [
+        event(0, 30, matching, 0b11),
+        event(1, 30, matching, 0b01),
+        event(1, 30, matching, 0b10),
+    ];
+    let e = litmus::compare_masks(&allowed, &split, 2, 4).unwrap_err();
+    assert!(
+        e.contains("thread 2, collective #1 (line 30): the run's mask is {2}, the model's dynamic block is {2,3}"),
+        "{e}"
+    );
+}

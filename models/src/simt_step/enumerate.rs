@@ -19,8 +19,8 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::machine::{Machine, State, Step};
-use super::syntax::{Litmus, OutcomeSet};
+use super::machine::{mask_iter, Machine, State, Step};
+use super::syntax::{Litmus, Outcome, OutcomeSet};
 use super::variant::Variant;
 use super::EnumError;
 
@@ -49,14 +49,53 @@ impl Default for Bounds {
 
 /// The set of outcomes of every complete (all threads terminated, not pruned) execution.
 pub fn enumerate(test: &Litmus, variant: Variant, bounds: Bounds) -> Result<OutcomeSet, EnumError> {
+    // Without recording, every history is empty, so the search visits exactly the states of
+    // the plain state graph.
+    let runs = explore(test, variant, bounds, false)?;
+    Ok(runs.into_iter().map(|(o, _)| o).collect())
+}
+
+/// The participation of every complete execution: per execution, per thread (by id), the
+/// participant masks of the subgroup operations it executed, in its program order.
+///
+/// The reduction stays sound with the history in the state: a thread's own sequence of
+/// participant masks is unchanged by swapping two adjacent independent steps, so every
+/// Mazurkiewicz trace the persistent-set search keeps a representative of has the same
+/// per-thread history as every other interleaving of it.
+pub fn enumerate_participation(
+    test: &Litmus,
+    variant: Variant,
+    bounds: Bounds,
+) -> Result<BTreeSet<Participation>, EnumError> {
+    let runs = explore(test, variant, bounds, true)?;
+    Ok(runs.into_iter().map(|(_, p)| p).collect())
+}
+
+/// Per thread (index = thread id), the participant mask (bit `t` = thread `t`) of each
+/// subgroup operation it executed, in its program order.
+pub type Participation = Vec<Vec<u64>>;
+
+/// The bounded depth-first search shared by [`enumerate`] and [`enumerate_participation`]:
+/// the outcome and (when `record`) the participation of every complete execution. The
+/// history is part of the visited key, so two paths to one state with different
+/// participations are both kept.
+fn explore(
+    test: &Litmus,
+    variant: Variant,
+    bounds: Bounds,
+    record: bool,
+) -> Result<BTreeSet<(Outcome, Participation)>, EnumError> {
     let m = Machine { test, variant };
-    let mut visited: HashSet<State> = HashSet::new();
-    let mut stack: Vec<(State, usize)> = vec![(m.initial(), 0)];
+    let mut visited: HashSet<(State, Participation)> = HashSet::new();
+    let empty: Participation = vec![Vec::new(); test.threads];
+    let mut stack: Vec<(State, Participation, usize)> = vec![(m.initial(), empty, 0)];
     let mut out = BTreeSet::new();
-    while let Some((s, depth)) = stack.pop() {
-        if visited.contains(&s) {
+    while let Some((s, hist, depth)) = stack.pop() {
+        let key = (s, hist);
+        if visited.contains(&key) {
             continue;
         }
+        let (s, hist) = key;
         if depth > bounds.max_steps {
             return Err(EnumError::StepBound {
                 variant,
@@ -76,8 +115,8 @@ pub fn enumerate(test: &Litmus, variant: Variant, bounds: Bounds) -> Result<Outc
                     msg: msg.clone(),
                 });
             }
-            out.insert(m.outcome(&s));
-            visited.insert(s);
+            out.insert((m.outcome(&s), hist.clone()));
+            visited.insert((s, hist));
             continue;
         }
         let enabled = m.enabled(&s);
@@ -96,12 +135,20 @@ pub fn enumerate(test: &Litmus, variant: Variant, bounds: Bounds) -> Result<Outc
         };
         let mut next = Vec::new();
         for step in chosen {
-            next.extend(m.apply(&s, step)?);
+            let mut h = hist.clone();
+            if record {
+                if let Some(mask) = m.sg_participants(&s, step) {
+                    for t in mask_iter(mask) {
+                        h[t].push(mask);
+                    }
+                }
+            }
+            next.extend(m.apply(&s, step)?.into_iter().map(|n| (n, h.clone())));
         }
-        visited.insert(s);
+        visited.insert((s, hist));
         // Reversed so the first enabled step is explored first.
-        for n in next.into_iter().rev() {
-            stack.push((n, depth + 1));
+        for (n, h) in next.into_iter().rev() {
+            stack.push((n, h, depth + 1));
         }
     }
     Ok(out)

@@ -303,6 +303,18 @@ impl<'a> Machine<'a> {
         out
     }
 
+    /// The participants of `step` when it is a subgroup operation (a group step whose threads
+    /// are at an SG op): the DB's present threads, as G-COLLECTIVE-SUBGROUP takes them.
+    pub fn sg_participants(&self, s: &State, step: Step) -> Option<Mask> {
+        let Step::Group(d) = step else { return None };
+        let present = s.dbs[d as usize].present;
+        let first = mask_iter(present).next()?;
+        match self.at(s, first) {
+            At::Inst(InstKind::Sg { .. }, _) => Some(present),
+            _ => None,
+        }
+    }
+
     /// Applies one step; returns every successor (collective stores may have several, a
     /// pruned Spec run none).
     pub fn apply(&self, s: &State, step: Step) -> Result<Vec<State>, EnumError> {

@@ -78,13 +78,15 @@ mod parse;
 mod syntax;
 mod variant;
 
-pub use enumerate::{enumerate, Bounds};
+pub use enumerate::{enumerate, enumerate_participation, Bounds, Participation};
 pub use parse::{parse, ParseError, MAX_BLOCK_INSTS, MAX_THREADS};
 pub use syntax::{
     ArrayId, BinOp, Block, BlockId, Env, Expr, Inst, InstKind, Litmus, Location, Merge, Outcome,
     OutcomeSet, Pos, RegId, SgOp, Term, TermKind, UnOp,
 };
 pub use variant::{Mode, SgMode, Variant};
+
+use std::collections::BTreeSet;
 
 use thiserror::Error;
 
@@ -107,6 +109,26 @@ pub enum EnumError {
 /// because enumeration is bounded (see the module documentation).
 pub fn allowed(test: &Litmus, variant: Variant) -> Result<OutcomeSet, EnumError> {
     enumerate(test, variant, Bounds::default())
+}
+
+/// The participant sets of the subgroup operations under `variant`, with the default
+/// [`Bounds`]: one [`Participation`] per distinct complete execution — per thread (index =
+/// thread id), the mask of the threads (bit `t` = thread `t`) that executed each subgroup
+/// operation with it, in that thread's program order. A participant set is its dynamic
+/// block's present threads when the operation fires (G-COLLECTIVE-SUBGROUP).
+///
+/// Under CM, control flow and subgroup operations are collective and wait for `U = ∅`, so in
+/// a structured test the threads of each dynamic block instance are fixed by the threads'
+/// own paths, and the set usually has one element; it has several where those paths depend
+/// on memory that other subgroups write (none of the suite's 19 tests does, which
+/// `models/tests/simt_step.rs` checks).
+/// A simulator that claims CM must run each subgroup operation with exactly one of these
+/// participations (`gpusim check`'s subgroup-mask invariant).
+pub fn participation(
+    test: &Litmus,
+    variant: Variant,
+) -> Result<BTreeSet<Participation>, EnumError> {
+    enumerate_participation(test, variant, Bounds::default())
 }
 
 /// Whether `outcome` is in `set`.

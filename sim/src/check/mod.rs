@@ -19,7 +19,9 @@
 //! 5. for a manifest that names a SIMT-Step litmus test (`litmus:`), requires every run's
 //!    outcome to lie in the allowed set of the variant the policy claims, and reports the
 //!    strongest variant consistent with the runs (`litmus`). Litmus runs also randomise the
-//!    convergence-barrier switch rule (`knobs::for_litmus_run`).
+//!    convergence-barrier switch rule (`knobs::for_litmus_run`). Under a policy claiming CM,
+//!    each warp collective's lanes must be its dynamic block's threads
+//!    (`litmus::subgroup_masks`, from the runs' warp traces).
 //!
 //! A model that does not support the kernel (an instruction outside its subset) is reported
 //! and skipped, never counted as agreement. The first disagreement is the verdict (exit 1),
@@ -126,6 +128,8 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     let mut outcomes = Vec::new();
     // The SIMT-Step variant each run's machine claims (litmus manifests only).
     let mut claims = Vec::new();
+    // Each run's warp trace (litmus manifests only; empty otherwise).
+    let mut traces = Vec::new();
     for i in 0..o.runs.max(1) {
         let (sets, knobs) = match binding {
             Some(_) => knobs::for_litmus_run(&base, &o.sets, &policy, o.seed, i),
@@ -135,8 +139,16 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             let cfg = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &sets)?;
             claims.push(litmus::claim(&cfg));
         }
-        let opts = RunOptions::default();
-        let r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
+        // Litmus runs keep their warp traces for the subgroup-mask invariant.
+        let opts = RunOptions {
+            trace_warps: binding.is_some(),
+            progress: false,
+        };
+        let mut r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
+        traces.push(match &mut r {
+            Ok(out) => std::mem::take(&mut out.events),
+            Err(_) => Vec::new(),
+        });
         outcomes.push((knobs, Outcome::of(r)?));
     }
     report.note(format!(
@@ -148,6 +160,14 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     if let Some(b) = &binding {
         if litmus::warps_fit(&b.test, base.sm.warp_size) {
             report.litmus = litmus::judge(b, &lm.manifest, &outcomes, &claims, &mut report);
+            litmus::subgroup_masks(
+                b,
+                &outcomes,
+                &claims,
+                &traces,
+                base.sm.warp_size,
+                &mut report,
+            );
         } else {
             report.fail(format!(
                 "SIMT-Step {}: {} threads in subgroups of {} do not map onto warps of {} lanes (set `sm.warp_size` in the manifest)",
