@@ -528,6 +528,61 @@ impl MmaType {
     }
 }
 
+/// Shape of integer `mma` (`.s8`/`.u8` multiplicands, `.s32` accumulators; PTX ISA 9.0
+/// §9.7.14.5.14). Kept apart from `MmaShape` because the integer shapes have their own
+/// fragment layouts (§9.7.14.5.6, .5.9, .5.10) even where the name (m16n8k16) is shared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaIntShape {
+    /// `.m8n8k16`
+    M8n8k16,
+    /// `.m16n8k16`
+    M16n8k16,
+    /// `.m16n8k32`
+    M16n8k32,
+}
+
+impl MmaIntShape {
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaIntShape::M8n8k16 => "m8n8k16",
+            MmaIntShape::M16n8k16 => "m16n8k16",
+            MmaIntShape::M16n8k32 => "m16n8k32",
+        }
+    }
+    /// Rows M of A, C and D (N = 8 for every shape).
+    pub fn m(self) -> usize {
+        match self {
+            MmaIntShape::M8n8k16 => 8,
+            MmaIntShape::M16n8k16 | MmaIntShape::M16n8k32 => 16,
+        }
+    }
+    /// The reduction dimension K.
+    pub fn k(self) -> usize {
+        match self {
+            MmaIntShape::M8n8k16 | MmaIntShape::M16n8k16 => 16,
+            MmaIntShape::M16n8k32 => 32,
+        }
+    }
+}
+
+/// Element type of an integer `mma` multiplicand (A and B may differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaIntType {
+    /// `.s8`: four per `.b32` register, element 0 in the low byte
+    S8,
+    /// `.u8`: four per `.b32` register, element 0 in the low byte
+    U8,
+}
+
+impl MmaIntType {
+    pub fn name(self) -> &'static str {
+        match self {
+            MmaIntType::S8 => "s8",
+            MmaIntType::U8 => "u8",
+        }
+    }
+}
+
 /// A source operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Operand {
@@ -834,6 +889,20 @@ pub enum Op {
     Mma {
         shape: MmaShape,
         ty: MmaType,
+        d: RegVec,
+        a: RegVec,
+        b: RegVec,
+        c: RegVec,
+    },
+    /// `mma.sync.aligned.shape.row.col{.satfinite}.s32.aty.bty.s32 d, a, b, c`: the integer
+    /// warp-wide D = A·B + C (PTX ISA 9.0 §9.7.14.5.14); `semantics::mma_int_regs` gives the
+    /// register counts of a, b and c/d. Without `satfinite` D wraps modulo 2^32; with it D
+    /// is clamped to the s32 range.
+    MmaInt {
+        shape: MmaIntShape,
+        aty: MmaIntType,
+        bty: MmaIntType,
+        satfinite: bool,
         d: RegVec,
         a: RegVec,
         b: RegVec,

@@ -843,6 +843,32 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
                 t = ty.name()
             )
         }
+        Op::MmaInt {
+            shape,
+            aty,
+            bty,
+            satfinite,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let v = |x: &RegVec| {
+                let rs: Vec<String> = x.as_slice().iter().map(|y| r(*y)).collect();
+                format!("{{{}}}", rs.join(", "))
+            };
+            format!(
+                "mma.sync.aligned.{}.row.col{}.s32.{}.{}.s32 {}, {}, {}, {};",
+                shape.name(),
+                if *satfinite { ".satfinite" } else { "" },
+                aty.name(),
+                bty.name(),
+                v(d),
+                v(a),
+                v(b),
+                v(c),
+            )
+        }
         Op::Ldmatrix {
             num,
             trans,

@@ -113,6 +113,11 @@ fn latency_and_throughput_match_ampere() {
     check_config(Some(root().join("configs/ampere-a100.yaml")), "ampere");
 }
 
+#[test]
+fn latency_and_throughput_match_hopper() {
+    check_config(Some(root().join("configs/hopper-h100.yaml")), "hopper");
+}
+
 /// Issue order with two ready warps on one scheduler, both running independent int
 /// instructions: LRR alternates; GTO and oldest-first keep issuing the older warp while it
 /// is ready (it always is, in this stream).

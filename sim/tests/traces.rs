@@ -180,7 +180,7 @@ fn kernel_traces_under_every_scheduler() {
 /// Every shipped GPU config runs every kernel and litmus trace.
 #[test]
 fn traces_on_every_config() {
-    for name in ["fermi-gtx480", "volta-v100", "ampere-a100"] {
+    for name in ["fermi-gtx480", "volta-v100", "ampere-a100", "hopper-h100"] {
         let cfg = traces_root().join(format!("../configs/{name}.yaml"));
         run_all_with("kernels", Some(&cfg), &[]);
         run_all_with("semantics", Some(&cfg), &[]);

@@ -11,6 +11,8 @@ stores D. This script writes, from fixed seeds:
                              mma), computed in float64 with numpy from the decoded inputs and
                              rounded to float32
   NAME/NAME.yaml             the launch manifest (4 warps: 2 CTAs of 64 threads)
+and the int8 GEMM tile mma_m16n8k32_s8/ (A s8, B u8 stored transposed, C/D s32, expected
+D = clip(A @ B + C) to the s32 range in int64: exact, checked with atol 0; see INT_TRACE),
 and checks each NAME.ptx with `ptxas -arch=sm_80` when ptxas is found (PTXAS=..., the
 nvidia-cuda-nvcc-cu12 wheel, or PATH).
 
@@ -110,8 +112,65 @@ def find_ptxas():
     return shutil.which("ptxas")
 
 
+# The int8 GEMM tile: A s8 (16 x 32), B u8 (32 x 8) stored transposed, C and D s32; C has a
+# few entries at the ends of the s32 range so that .satfinite clamps some results.
+INT_TRACE = ("mma_m16n8k32_s8", 32, 3201)
+I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def int_manifest(name, k):
+    return (
+        f"# {name}: {WARPS} warps each run one mma.sync.aligned.m16n8k32.row.col.satfinite\n"
+        "# .s32.s8.u8.s32 (D = clamp(A*B + C) to s32); B is stored transposed (8 x K per warp);\n"
+        "# inputs and expected D from traces/tensor/gen.py (numpy int64 matrix products, clipped).\n"
+        f"kernel: {name}.ptx\n"
+        "launches:\n"
+        f"  - entry: {name}\n"
+        f"    grid: [{GRID}, 1, 1]\n"
+        f"    block: [{BLOCK}, 1, 1]\n"
+        "    args: [A, B, C, D]\n"
+        "buffers:\n"
+        f"  A: {{ dtype: i8, shape: [{WARPS * 16 * k}], init: {{ npy: A.npy }} }}\n"
+        f"  B: {{ dtype: u8, shape: [{WARPS * 8 * k}], init: {{ npy: B.npy }} }}\n"
+        f"  C: {{ dtype: i32, shape: [{WARPS * 128}], init: {{ npy: C.npy }} }}\n"
+        f"  D: {{ dtype: i32, shape: [{WARPS * 128}], init: zeros }}\n"
+        "checks:\n"
+        "  - buffer: D\n"
+        "    npy: expected_D.npy\n"
+        "    rtol: 0\n"
+        "    atol: 0\n"
+    )
+
+
+def gen_int(ptxas):
+    name, k, seed = INT_TRACE
+    d = HERE / name
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-128, 128, size=(WARPS, 16, k), dtype=np.int64)
+    b = rng.integers(0, 256, size=(WARPS, k, 8), dtype=np.int64)
+    c = rng.integers(-(10 ** 6), 10 ** 6, size=(WARPS, 16, 8), dtype=np.int64)
+    c[0, 0, :] = I32_MAX - 5  # pushed over the top by any positive row sum
+    c[1, 3, :] = I32_MIN + 5  # and under the bottom by any negative one
+    expected = np.clip(a @ b + c, I32_MIN, I32_MAX)
+    np.save(d / "A.npy", a.astype(np.int8).reshape(-1))
+    np.save(d / "B.npy", b.transpose(0, 2, 1).astype(np.uint8).reshape(-1))
+    np.save(d / "C.npy", c.astype(np.int32).reshape(-1))
+    np.save(d / "expected_D.npy", expected.astype(np.int32).reshape(-1))
+    (d / f"{name}.yaml").write_text(int_manifest(name, k))
+    check_ptx(ptxas, d / f"{name}.ptx", name)
+
+
+def check_ptx(ptxas, path, name):
+    if ptxas:
+        subprocess.run([ptxas, "-arch=sm_80", str(path), "-o", os.devnull], check=True)
+        print(f"{name}: ptxas -arch=sm_80 ok")
+    else:
+        print(f"{name}: ptxas not found, PTX not validated")
+
+
 def main():
     ptxas = find_ptxas()
+    gen_int(ptxas)
     for name, (ty, k, n_mma, seed) in TRACES.items():
         d = HERE / name
         rng = np.random.default_rng(seed)
@@ -124,11 +183,7 @@ def main():
         np.save(d / "C.npy", c.reshape(-1))
         np.save(d / "expected_D.npy", expected.astype(np.float32).reshape(-1))
         (d / f"{name}.yaml").write_text(manifest(name, ty, k, n_mma))
-        if ptxas:
-            subprocess.run([ptxas, "-arch=sm_80", str(d / f"{name}.ptx"), "-o", os.devnull], check=True)
-            print(f"{name}: ptxas -arch=sm_80 ok")
-        else:
-            print(f"{name}: ptxas not found, PTX not validated")
+        check_ptx(ptxas, d / f"{name}.ptx", name)
 
 
 if __name__ == "__main__":

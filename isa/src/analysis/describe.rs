@@ -298,7 +298,7 @@ fn mnemonic(op: &Op) -> &'static str {
         Op::Testp { .. } => "testp",
         Op::Isspacep { .. } => "isspacep",
         Op::Nanosleep { .. } => "nanosleep",
-        Op::Mma { .. } => "mma.sync",
+        Op::Mma { .. } | Op::MmaInt { .. } => "mma.sync",
         Op::Ldmatrix { .. } => "ldmatrix",
         Op::Stmatrix { .. } => "stmatrix",
         Op::CpAsync { .. } => "cp.async",

@@ -40,6 +40,7 @@ mod float;
 mod int;
 mod matrix;
 mod mma;
+mod mma_int;
 mod newer;
 mod rounding;
 
@@ -47,6 +48,7 @@ pub use bits::{bfind, shf};
 pub use carry::carry_op;
 pub use matrix::{ldmatrix, stmatrix, MATRIX_LANES, MATRIX_ROWS};
 pub use mma::{mma, mma_regs, MMA_LANES};
+pub use mma_int::{mma_int, mma_int_fmas, mma_int_regs};
 pub use newer::{bmsk, dot, fns, lop3, redux, szext, testp};
 
 use crate::ir::{ArithOp, AtomOp, BoolOp, Cmp, Mods, Type};

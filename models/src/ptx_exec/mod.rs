@@ -761,6 +761,7 @@ impl Exec<'_, '_> {
             | Op::ActiveMask { .. }
             | Op::Redux { .. }
             | Op::Mma { .. }
+            | Op::MmaInt { .. }
             | Op::Ldmatrix { .. }
             | Op::Stmatrix { .. } => {
                 return Err(

@@ -360,7 +360,7 @@ pub(crate) fn effect(inst: &Inst, in_entry: bool) -> Effect {
             e.writes = vec![*p];
             e.reads = vec![*a];
         }
-        Op::Mma { d, .. } => {
+        Op::Mma { d, .. } | Op::MmaInt { d, .. } => {
             // Each lane receives its own fragment of D.
             e.writes = d.as_slice().to_vec();
             e.origin = source(SourceKind::Collective("mma.sync"));

@@ -769,6 +769,6 @@ mod tests {
             );
             n += 1;
         }
-        assert!(n >= 4, "{n} configs in {}", dir.display());
+        assert!(n >= 5, "{n} configs in {}", dir.display());
     }
 }

@@ -235,7 +235,7 @@ pub fn deps_of(inst: &Inst) -> Deps {
         }
         Op::Nanosleep { t } => d.op(t),
         // guard + a (4) + b (2) + c (4) = 11 reads; d: 4 writes.
-        Op::Mma { d: rd, a, b, c, .. } => {
+        Op::Mma { d: rd, a, b, c, .. } | Op::MmaInt { d: rd, a, b, c, .. } => {
             for r in a.as_slice().iter().chain(b.as_slice()).chain(c.as_slice()) {
                 d.read(*r);
             }

@@ -119,6 +119,19 @@ impl Class {
     }
 }
 
+/// Issue intervals an instruction keeps its unit busy for when it is not a memory access:
+/// one, except an `mma` with more multiply-adds than m16n8k16 (16·8·16 = 2048, the shape
+/// `sm.units.tensor` is calibrated on), which takes ⌈FMAs / 2048⌉ — m16n8k32 (4096) two.
+/// Smaller shapes (m16n8k8, m8n8k16) still take a whole interval: the unit issues whole
+/// instructions. Its result comes (passes − 1) intervals after the tensor latency.
+pub fn tensor_passes(op: &Op) -> u32 {
+    const BASE_FMAS: usize = 16 * 8 * 16;
+    match op {
+        Op::MmaInt { shape, .. } => semantics::mma_int_fmas(*shape).div_ceil(BASE_FMAS) as u32,
+        _ => 1,
+    }
+}
+
 fn class_of(op: &Op) -> Class {
     let mem = |s: Space| match s {
         Space::Shared => Class::Shared,
@@ -147,7 +160,7 @@ fn class_of(op: &Op) -> Class {
         Op::Setp { ty, .. } | Op::Set { sty: ty, .. } if ty.is_float() => Class::Fp32,
         Op::Ld { space, .. } | Op::St { space, .. } => mem(*space),
         Op::Atom { .. } => Class::Atomic,
-        Op::Mma { .. } => Class::Tensor,
+        Op::Mma { .. } | Op::MmaInt { .. } => Class::Tensor,
         // The fragment moves are shared-memory accesses on the ldst unit; a cp.async is timed
         // by its global read (the landing in shared memory is `Sm::land_async_copies`).
         Op::Ldmatrix { .. } | Op::Stmatrix { .. } => Class::Shared,

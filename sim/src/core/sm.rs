@@ -386,10 +386,13 @@ impl Sm {
         };
         let ex: Executed = env.execute(w, inst)?;
         let class = sh.prog.funcs[f.0 as usize].class[pc];
-        let passes = ex.mem.map_or(1, |m| mem_passes(&m, ctx.stats));
+        let passes = match ex.mem {
+            Some(m) => mem_passes(&m, ctx.stats),
+            None => super::program::tensor_passes(&inst.op),
+        };
         // The last pass leaves the unit (passes − 1) intervals after the first, so the result
-        // comes that much later than its programs say.
-        let extra = (passes as u64 - 1) * sh.cfg.sm.units.ldst.issue_interval as u64;
+        // comes that much later than its programs (or the class latency) say.
+        let extra = (passes as u64 - 1) * class.unit().shape(&sh.cfg.sm.units).1 as u64;
         let (lat, mem_end) = match ex.mem {
             Some(m) => (m.release - cycle + extra, m.end + extra),
             None => {

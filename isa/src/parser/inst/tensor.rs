@@ -23,8 +23,10 @@ impl<'a> ModuleParser<'a> {
     }
 
     /// `mma.sync.aligned.shape.row.col.f32.ty.ty.f32 d, a, b, c` with shape m16n8k16 (f16,
-    /// bf16) or m16n8k8 (f16, bf16, tf32): PTX ISA 9.0 §9.7.14.5.14. Other shapes and types,
-    /// and f16 accumulators, are rejected by name.
+    /// bf16) or m16n8k8 (f16, bf16, tf32), and the integer forms
+    /// `mma.sync.aligned.shape.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32` with shape m8n8k16,
+    /// m16n8k16 or m16n8k32: PTX ISA 9.0 §9.7.14.5.14. Other shapes and types, and f16
+    /// accumulators, are rejected by name.
     pub(super) fn mma(
         &mut self,
         b: &mut Body,
@@ -37,17 +39,16 @@ impl<'a> ModuleParser<'a> {
                 .c
                 .err(span, "`mma` needs .sync and .aligned (mma.sync.aligned...)"));
         }
-        let shape = match m.take_any(&["m16n8k16", "m16n8k8"]) {
-            Some("m16n8k16") => MmaShape::M16n8k16,
-            Some(_) => MmaShape::M16n8k8,
+        let shape_name = match m.take_any(&["m16n8k16", "m16n8k8", "m8n8k16", "m16n8k32"]) {
+            Some(s) => s,
             None => {
                 return Err(self.c.err(
                     span,
-                    "unsupported `mma` shape: gpusim supports .m16n8k16 and .m16n8k8",
+                    "unsupported `mma` shape: gpusim supports .m16n8k16 and .m16n8k8 (floating point) and .m8n8k16, .m16n8k16 and .m16n8k32 (.s8/.u8)",
                 ))
             }
         };
-        // The rest, in order: .row.col.dtype.atype.btype.ctype.
+        // The rest, in order: .row.col{.satfinite}.dtype.atype.btype.ctype.
         let rest: Vec<(usize, String)> = m
             .list
             .iter()
@@ -56,6 +57,60 @@ impl<'a> ModuleParser<'a> {
             .map(|(i, (w, _))| (i, w.clone()))
             .collect();
         let words: Vec<&str> = rest.iter().map(|(_, w)| w.as_str()).collect();
+        let int_ty = |w: &str| match w {
+            "s8" => Some(MmaIntType::S8),
+            "u8" => Some(MmaIntType::U8),
+            _ => None,
+        };
+        // Integer forms: .s32 accumulators, row.col only (the only layout PTX defines for them).
+        let int_form = match words.as_slice() {
+            ["row", "col", "s32", a, bt, "s32"] => int_ty(a).zip(int_ty(bt)).map(|t| (false, t)),
+            ["row", "col", "satfinite", "s32", a, bt, "s32"] => {
+                int_ty(a).zip(int_ty(bt)).map(|t| (true, t))
+            }
+            _ => None,
+        };
+        if let Some((satfinite, (aty, bty))) = int_form {
+            let shape = match shape_name {
+                "m8n8k16" => MmaIntShape::M8n8k16,
+                "m16n8k16" => MmaIntShape::M16n8k16,
+                "m16n8k32" => MmaIntShape::M16n8k32,
+                other => {
+                    return Err(self.c.err(
+                        span,
+                        format!("`mma.{other}` is not defined for .s8/.u8 inputs (use .m8n8k16, .m16n8k16 or .m16n8k32)"),
+                    ))
+                }
+            };
+            for (i, _) in rest {
+                m.used[i] = true;
+            }
+            self.nargs(raw, 4, "mma", span)?;
+            let (na, nb, nc) = semantics::mma_int_regs(shape);
+            return Ok(Op::MmaInt {
+                shape,
+                aty,
+                bty,
+                satfinite,
+                d: self.reg_vec(b, &raw[0], nc, "mma", "d")?,
+                a: self.reg_vec(b, &raw[1], na, "mma", "a")?,
+                b: self.reg_vec(b, &raw[2], nb, "mma", "b")?,
+                c: self.reg_vec(b, &raw[3], nc, "mma", "c")?,
+            });
+        }
+        let shape = match shape_name {
+            "m16n8k16" => MmaShape::M16n8k16,
+            "m16n8k8" => MmaShape::M16n8k8,
+            other => {
+                return Err(self.c.err(
+                    span,
+                    format!(
+                        "unsupported `mma` form .{other}.{}: gpusim supports .{other} only as .row.col{{.satfinite}}.s32.{{s8,u8}}.{{s8,u8}}.s32",
+                        words.join(".")
+                    ),
+                ))
+            }
+        };
         let ty = match words.as_slice() {
             ["row", "col", "f32", a, bt, "f32"] if a == bt => match *a {
                 "f16" => MmaType::F16,

@@ -321,7 +321,7 @@ impl<'a> ExecEnv<'a> {
             | Op::Match { .. }
             | Op::ActiveMask { .. }
             | Op::Redux { .. } => self.exec_collective(w, inst, exec, &mut out)?,
-            Op::Mma { .. } => self.exec_tensor(w, inst, exec)?,
+            Op::Mma { .. } | Op::MmaInt { .. } => self.exec_tensor(w, inst, exec)?,
             Op::Ldmatrix { .. } | Op::Stmatrix { .. } => {
                 out.mem = self.exec_matrix(w, inst, exec)?
             }

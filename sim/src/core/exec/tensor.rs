@@ -1,6 +1,7 @@
 //! Warp-level matrix multiply-accumulate (`mma.sync.aligned`) as a warp collective: the lanes'
 //! fragments are gathered, `isa::semantics::mma` computes D = A·B + C for the whole warp, and
-//! each lane receives its d registers. Its timing is the tensor unit's (`sm.units.tensor`).
+//! each lane receives its d registers (`isa::semantics::mma_int` for the .s8/.u8 forms). Its
+//! timing is the tensor unit's (`sm.units.tensor`), scaled by the shape (`tensor_passes`).
 
 use super::*;
 
@@ -11,16 +12,9 @@ impl<'a> ExecEnv<'a> {
         inst: &Inst,
         exec: Mask,
     ) -> Result<(), Fault> {
-        let Op::Mma {
-            shape,
-            ty,
-            d,
-            a,
-            b,
-            c,
-        } = &inst.op
-        else {
-            unreachable!("`execute` dispatches only mma here")
+        let (d, a, b, c) = match &inst.op {
+            Op::Mma { d, a, b, c, .. } | Op::MmaInt { d, a, b, c, .. } => (d, a, b, c),
+            _ => unreachable!("`execute` dispatches only mma here"),
         };
         // A guard false on every lane skips it uniformly, which `.aligned` allows (PTX ISA 9.0
         // §9.7.14.5.14: the condition must evaluate identically across the warp).
@@ -71,18 +65,31 @@ impl<'a> ExecEnv<'a> {
                 fc[l][i] = w.read(r.0, l);
             }
         }
-        let Some(out) = sem::mma(*shape, *ty, &fa, &fb, &fc) else {
-            return Err(self.fault(
-                w,
-                inst,
-                first,
-                FaultKind::Control,
-                format!(
-                    "`mma.{}` is not defined for .{} inputs",
-                    shape.name(),
-                    ty.name()
-                ),
-            ));
+        let out = match &inst.op {
+            Op::MmaInt {
+                shape,
+                aty,
+                bty,
+                satfinite,
+                ..
+            } => sem::mma_int(*shape, *aty, *bty, *satfinite, &fa, &fb, &fc),
+            Op::Mma { shape, ty, .. } => match sem::mma(*shape, *ty, &fa, &fb, &fc) {
+                Some(out) => out,
+                None => {
+                    return Err(self.fault(
+                        w,
+                        inst,
+                        first,
+                        FaultKind::Control,
+                        format!(
+                            "`mma.{}` is not defined for .{} inputs",
+                            shape.name(),
+                            ty.name()
+                        ),
+                    ))
+                }
+            },
+            _ => unreachable!("matched above"),
         };
         // All inputs were read above, so d may name the same registers as c.
         for (l, regs) in out.iter().enumerate() {
