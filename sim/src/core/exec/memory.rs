@@ -134,22 +134,7 @@ impl<'a> ExecEnv<'a> {
     ) -> Result<(), Fault> {
         let size = ty.size();
         let bytes = size * d.len as u32;
-        for l in lanes(exec) {
-            let (sp, base) = self.vector_base(w, inst, l, space, addr, bytes, "load")?;
-            self.check(
-                w,
-                inst,
-                Access {
-                    lane: l,
-                    space: sp,
-                    addr: base,
-                    size: bytes,
-                },
-                "load",
-            )?;
-            self.record(w, first_space, l, sp, base, bytes);
-            w.mem_lanes.push((l as u32, sp, base, bytes));
-        }
+        self.resolve_lanes(w, inst, exec, (space, addr, bytes), "load", first_space)?;
         let wrote = self.run_programs(w, inst, prog, *first_space, t, |_, _| {})?;
         let f = self.prog.module.function(w.func());
         for k in 0..w.mem_lanes.len() {
@@ -198,22 +183,7 @@ impl<'a> ExecEnv<'a> {
     ) -> Result<(), Fault> {
         let size = ty.size();
         let bytes = size * src.len as u32;
-        for l in lanes(exec) {
-            let (sp, base) = self.vector_base(w, inst, l, space, addr, bytes, "store")?;
-            self.check(
-                w,
-                inst,
-                Access {
-                    lane: l,
-                    space: sp,
-                    addr: base,
-                    size: bytes,
-                },
-                "store",
-            )?;
-            self.record(w, first_space, l, sp, base, bytes);
-            w.mem_lanes.push((l as u32, sp, base, bytes));
-        }
+        self.resolve_lanes(w, inst, exec, (space, addr, bytes), "store", first_space)?;
         // Non-global values are stored now; global ones go into their lines' operations, lane
         // by lane (when lanes store to one address, the highest lane's value stays: one of
         // the orders PTX allows).
@@ -246,6 +216,33 @@ impl<'a> ExecEnv<'a> {
         })?;
         w.mem_values = values;
         w.mem_values.clear();
+        Ok(())
+    }
+
+    /// Phase 1 of a load or store: each executing lane's space and address (aligned to the
+    /// whole vector of `bytes`), checked before anything happens, recorded for the coalescer
+    /// and kept in `w.mem_lanes`.
+    fn resolve_lanes(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+        (space, addr, bytes): (Space, &Address, u32),
+        what: &str,
+        first_space: &mut Option<Space>,
+    ) -> Result<(), Fault> {
+        for l in lanes(exec) {
+            let (sp, base) = self.vector_base(w, inst, l, space, addr, bytes, what)?;
+            let at = Access {
+                lane: l,
+                space: sp,
+                addr: base,
+                size: bytes,
+            };
+            self.check(w, inst, at, what)?;
+            self.record(w, first_space, l, sp, base, bytes);
+            w.mem_lanes.push((l as u32, sp, base, bytes));
+        }
         Ok(())
     }
 
