@@ -79,12 +79,7 @@ pub fn token_stack_traces(
     lm: &LoadedManifest,
     warp_size: u32,
 ) -> Result<Result<TokenTraces, String>, RunError> {
-    let buffers = lm.initial_buffers()?;
-    let mut mem = GlobalMemory::new();
-    mem.load_module_globals(module);
-    for (name, bytes) in &buffers {
-        mem.alloc(name, bytes.clone());
-    }
+    let (mut mem, _) = initial_memory(module, lm)?;
     let opts = token_stack::Options {
         warp_size,
         max_warp_steps: MAX_WARP_STEPS,
@@ -92,13 +87,7 @@ pub fn token_stack_traces(
     };
     let mut traces = Vec::new();
     for (i, l) in lm.manifest.launches.iter().enumerate() {
-        let args = args_for(module, lm, i, &mem)?;
-        let launch = Launch {
-            grid: l.grid.0,
-            block: l.block.0,
-            dynamic_shared: l.shared_bytes,
-            args,
-        };
+        let launch = launch_for(module, lm, i, &mem)?;
         match token_stack::run(module, &l.entry, &launch, mem.clone(), &opts) {
             Ok(run) => {
                 traces.push(run.traces);
@@ -116,20 +105,9 @@ fn run_semantics(
     run: impl Fn(&Module, &str, &Launch, &GlobalMemory) -> Result<GlobalMemory, Verdict>,
 ) -> Result<RefResult, RunError> {
     let run: &Semantics = &run;
-    let buffers = lm.initial_buffers()?;
-    let mut mem = GlobalMemory::new();
-    mem.load_module_globals(module);
-    for (name, bytes) in &buffers {
-        mem.alloc(name, bytes.clone());
-    }
+    let (mut mem, buffers) = initial_memory(module, lm)?;
     for (i, l) in lm.manifest.launches.iter().enumerate() {
-        let args = args_for(module, lm, i, &mem)?;
-        let launch = Launch {
-            grid: l.grid.0,
-            block: l.block.0,
-            dynamic_shared: l.shared_bytes,
-            args,
-        };
+        let launch = launch_for(module, lm, i, &mem)?;
         match run(module, &l.entry, &launch, &mem) {
             Ok(next) => mem = next,
             Err(verdict) => return Ok(RefResult::Verdict { launch: i, verdict }),
@@ -141,6 +119,39 @@ fn run_semantics(
             .map(|(n, _)| (n.clone(), mem.buffer(n).unwrap_or_default().to_vec()))
             .collect(),
     ))
+}
+
+/// The models' memory before the first launch: the module's globals and the manifest's
+/// buffers (also returned, by name, in manifest order).
+type Buffers = Vec<(String, Vec<u8>)>;
+
+fn initial_memory(
+    module: &Module,
+    lm: &LoadedManifest,
+) -> Result<(GlobalMemory, Buffers), RunError> {
+    let buffers = lm.initial_buffers()?;
+    let mut mem = GlobalMemory::new();
+    mem.load_module_globals(module);
+    for (name, bytes) in &buffers {
+        mem.alloc(name, bytes.clone());
+    }
+    Ok((mem, buffers))
+}
+
+/// Launch `i` of the manifest in the models' terms.
+fn launch_for(
+    module: &Module,
+    lm: &LoadedManifest,
+    i: usize,
+    mem: &GlobalMemory,
+) -> Result<Launch, RunError> {
+    let l = &lm.manifest.launches[i];
+    Ok(Launch {
+        grid: l.grid.0,
+        block: l.block.0,
+        dynamic_shared: l.shared_bytes,
+        args: args_for(module, lm, i, mem)?,
+    })
 }
 
 /// Launch `i`'s arguments against the models' addresses: a buffer name is its base, a number

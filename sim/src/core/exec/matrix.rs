@@ -35,35 +35,7 @@ impl<'a> ExecEnv<'a> {
         if exec == 0 {
             return Ok(None);
         }
-        let first = exec.trailing_zeros() as usize;
-        if w.warp_size as usize != sem::MATRIX_LANES {
-            return Err(self.fault(
-                w,
-                inst,
-                first,
-                FaultKind::Launch,
-                format!(
-                    "`{name}` needs 32-lane warps (its fragment layout is defined for 32), but sm.warp_size is {}",
-                    w.warp_size
-                ),
-            ));
-        }
-        // `.sync.aligned`: all 32 threads execute the same instruction (PTX ISA §9.7.14.5.15);
-        // anything else is a divergent warp-wide synchronisation, as for mma.sync.
-        let full: Mask = (1 << sem::MATRIX_LANES) - 1;
-        if exec != full {
-            return Err(self.fault(
-                w,
-                inst,
-                first,
-                FaultKind::BarrierDivergence,
-                format!(
-                    "`{name}.sync.aligned` executed by lanes {exec:#x} of a warp that must execute it with all 32 lanes (active lanes {:#x}, live lanes {:#x})",
-                    w.simt.active_mask(),
-                    w.valid & !w.simt.exited_mask()
-                ),
-            ));
-        }
+        self.require_full_warp(w, inst, exec, &format!("{name}.sync"))?;
         w.mem_accesses.clear();
         w.mem_global.clear();
         w.mem_lanes.clear();

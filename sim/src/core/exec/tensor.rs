@@ -21,36 +21,7 @@ impl<'a> ExecEnv<'a> {
         if exec == 0 {
             return Ok(());
         }
-        let first = exec.trailing_zeros() as usize;
-        if w.warp_size as usize != sem::MMA_LANES {
-            return Err(self.fault(
-                w,
-                inst,
-                first,
-                FaultKind::Launch,
-                format!(
-                    "`mma.sync` needs 32-lane warps (its fragment layouts are defined for 32), but sm.warp_size is {}",
-                    w.warp_size
-                ),
-            ));
-        }
-        // `.sync.aligned`: every thread of the warp executes the same mma, none has exited
-        // (§9.7.14.5.14); anything else is a divergent warp-wide synchronisation, reported
-        // like a divergent barrier.
-        let full: Mask = (1 << sem::MMA_LANES) - 1;
-        if exec != full {
-            return Err(self.fault(
-                w,
-                inst,
-                first,
-                FaultKind::BarrierDivergence,
-                format!(
-                    "`mma.sync.aligned` executed by lanes {exec:#x} of a warp that must execute it with all 32 lanes (active lanes {:#x}, live lanes {:#x})",
-                    w.simt.active_mask(),
-                    w.valid & !w.simt.exited_mask()
-                ),
-            ));
-        }
+        self.require_full_warp(w, inst, exec, "mma.sync")?;
         let mut fa = [[0u64; 4]; sem::MMA_LANES];
         let mut fb = [[0u64; 2]; sem::MMA_LANES];
         let mut fc = [[0u64; 4]; sem::MMA_LANES];
@@ -79,7 +50,7 @@ impl<'a> ExecEnv<'a> {
                     return Err(self.fault(
                         w,
                         inst,
-                        first,
+                        0,
                         FaultKind::Control,
                         format!(
                             "`mma.{}` is not defined for .{} inputs",
@@ -96,6 +67,49 @@ impl<'a> ExecEnv<'a> {
             for (i, r) in d.as_slice().iter().enumerate() {
                 w.write(r.0, l, regs[i]);
             }
+        }
+        Ok(())
+    }
+}
+
+impl ExecEnv<'_> {
+    /// `.sync.aligned` warp collectives (`mma.sync`, `ldmatrix`, `stmatrix`): their fragment
+    /// layouts are defined for 32-lane warps, and every thread of the warp executes the same
+    /// instruction, none exited (PTX ISA §9.7.14.5.14); anything else is a divergent
+    /// warp-wide synchronisation, reported like a divergent barrier.
+    pub(super) fn require_full_warp(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        exec: Mask,
+        name: &str,
+    ) -> Result<(), Fault> {
+        let first = exec.trailing_zeros() as usize;
+        if w.warp_size as usize != sem::MMA_LANES {
+            return Err(self.fault(
+                w,
+                inst,
+                first,
+                FaultKind::Launch,
+                format!(
+                    "`{name}` needs 32-lane warps (its fragment layouts are defined for 32), but sm.warp_size is {}",
+                    w.warp_size
+                ),
+            ));
+        }
+        let full: Mask = (1 << sem::MMA_LANES) - 1;
+        if exec != full {
+            return Err(self.fault(
+                w,
+                inst,
+                first,
+                FaultKind::BarrierDivergence,
+                format!(
+                    "`{name}.aligned` executed by lanes {exec:#x} of a warp that must execute it with all 32 lanes (active lanes {:#x}, live lanes {:#x})",
+                    w.simt.active_mask(),
+                    w.valid & !w.simt.exited_mask()
+                ),
+            ));
         }
         Ok(())
     }
