@@ -30,6 +30,13 @@ const SKIPPED: &[(&str, &str)] = &[
         "t5_spinlock_warp_notokens",
         "as t5_spinlock_warp",
     ),
+    (
+        "t12_bar_warp_arrival",
+        "tests the formal model's warp-level arrival (only lane 0 of each warp executes \
+         `@p bar.sync`): the warp-synchronous policies complete it, while under \
+         convergence-barrier only executing threads arrive (PTX ISA 9.0 `barrier{.cta}`), so \
+         the CTA deadlocks (`its_barrier_counts_only_executing_threads`)",
+    ),
 ];
 
 /// Buffers that observe the order or grouping of diverged paths, which is what the policies
@@ -533,4 +540,20 @@ fn policy_configuration_errors() {
         e.contains("backward-branch") && e.contains("blocked"),
         "{e}"
     );
+}
+
+/// Under independent thread scheduling only the threads that execute a barrier arrive (PTX ISA
+/// 9.0 `barrier{.cta}`: an executing thread waits for all non-exited threads of its warp):
+/// `t12_bar_warp_arrival`, where only lane 0 of each warp executes `@p bar.sync 0`, deadlocks
+/// under convergence-barrier and completes under the token stack (the formal model counts a
+/// converged warp's arrival for all its lanes).
+#[test]
+fn its_barrier_counts_only_executing_threads() {
+    let m = traces_root().join("semantics/t12_bar_warp_arrival/t12_bar_warp_arrival.yaml");
+    let ok = run(&m, "token-stack", None).expect("the token stack completes it");
+    assert!(ok.failures.is_empty(), "{:?}", ok.failures);
+    match run(&m, "convergence-barrier", None) {
+        Err(e) => assert!(e.to_string().contains("deadlock"), "{e}"),
+        Ok(_) => panic!("guard-false lanes must not arrive under convergence-barrier"),
+    }
 }

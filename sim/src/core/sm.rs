@@ -456,8 +456,12 @@ impl Sm {
                 red: bar.red.map(|r| r.1),
                 preds: bar.preds,
                 wait: wait.then_some((slot, bar.red.map(|(r, _)| (r, bar.preds.0)))),
+                // Under ITS only the executing (guard-true) threads arrive: PTX ISA 9.0
+                // `barrier{.cta}` — an executing thread "waits for all non-exited threads from
+                // its warp", so lanes that skip the barrier leave the CTA waiting. The
+                // warp-synchronous policies count the whole warp (Habermaier §5.5).
                 threads: if its {
-                    w.simt.active_mask().count_ones()
+                    bar.preds.0.count_ones()
                 } else {
                     w.warp_size
                 },
