@@ -3,6 +3,8 @@
 //! on random matrices, and the parser's forms of ldmatrix, stmatrix and cp.async: accepted ones
 //! print back to the same IR, malformed ones are errors at file:line:col.
 
+mod common;
+
 use gpusim_isa::semantics::{ldmatrix, stmatrix};
 use gpusim_isa::{parse_module, print, CacheOp, Module, Op, Operand, Space};
 use proptest::prelude::*;
@@ -259,20 +261,5 @@ const REJECTED: &[(&str, &str, &str)] = &[
 
 #[test]
 fn malformed_forms_are_errors_with_locations() {
-    for (i, (line, want, at)) in REJECTED.iter().enumerate() {
-        let mut lines = vec!["add.u32 %r1, %r1, 1;"; i];
-        lines.push(line);
-        let e = parse_module("bad.ptx", &module(&lines))
-            .err()
-            .unwrap_or_else(|| panic!("`{line}` was accepted"));
-        let text = e.to_string();
-        assert!(text.contains(want), "`{line}`: {text}");
-        let col = 3 + line.find(at).expect("the pointed-at text is in the line") as u32;
-        let row = FIRST_LINE + i as u32;
-        assert_eq!((e.line, e.col), (row, col), "`{line}`: {text}");
-        assert!(
-            text.starts_with(&format!("bad.ptx:{row}:{col}: ")),
-            "{text}"
-        );
-    }
+    common::assert_located_errors(REJECTED, "add.u32 %r1, %r1, 1;", module, FIRST_LINE);
 }

@@ -4,6 +4,8 @@
 //! PTX does not define (other layouts, other shapes or types, wrong register counts) are
 //! errors naming file:line:col.
 
+mod common;
+
 use gpusim_isa::{parse_module, print, MmaIntShape, MmaIntType, Module, Op};
 
 /// A kernel whose body is `lines`, one instruction per line starting at line 9, column 3.
@@ -139,17 +141,5 @@ fn undefined_integer_forms_are_errors_with_locations() {
             "{%b0, %b1}",
         ),
     ];
-    for (i, (line, want, at)) in cases.iter().enumerate() {
-        // Put the bad line after i good ones so each error has its own line number.
-        let mut lines = vec!["mov.b32 %a0, 0;"; i];
-        lines.push(line);
-        let e = parse_module("bad.ptx", &module(&lines))
-            .err()
-            .unwrap_or_else(|| panic!("`{line}` was accepted"));
-        let text = e.to_string();
-        assert!(text.contains(want), "`{line}`: {text}");
-        let col = 3 + line.find(at).expect("the pointed-at text is in the line") as u32;
-        let row = FIRST_LINE + i as u32;
-        assert_eq!((e.line, e.col), (row, col), "`{line}`: {text}");
-    }
+    common::assert_located_errors(&cases, "mov.b32 %a0, 0;", module, FIRST_LINE);
 }

@@ -3,6 +3,8 @@
 //! each form that ptxas rejects (a missing or illegal rounding modifier, a modifier on the
 //! wrong type) is rejected with an error naming file:line:col.
 
+mod common;
+
 use gpusim_isa::{
     parse_module, print, ArithOp, BoolOp, DotKind, Module, Op, Operand, ReduxOp, Round, Space,
     SpecialReg, TestpOp, Type,
@@ -400,23 +402,7 @@ const REJECTED: &[(&str, &str, &str)] = &[
 
 #[test]
 fn ptxas_rejections_are_errors_with_locations() {
-    for (i, (line, want, at)) in REJECTED.iter().enumerate() {
-        // Put the bad line after i good ones so each error has its own line number.
-        let mut lines = vec!["add.u32 %r1, %r1, 1;"; i];
-        lines.push(line);
-        let e = parse_module("bad.ptx", &module(&lines))
-            .err()
-            .unwrap_or_else(|| panic!("`{line}` was accepted"));
-        let text = e.to_string();
-        assert!(text.contains(want), "`{line}`: {text}");
-        let col = 3 + line.find(at).expect("the pointed-at text is in the line") as u32;
-        let row = FIRST_LINE + i as u32;
-        assert_eq!((e.line, e.col), (row, col), "`{line}`: {text}");
-        assert!(
-            text.starts_with(&format!("bad.ptx:{row}:{col}: ")),
-            "{text}"
-        );
-    }
+    common::assert_located_errors(REJECTED, "add.u32 %r1, %r1, 1;", module, FIRST_LINE);
 }
 
 #[test]
