@@ -24,6 +24,27 @@ fn temp_dir(tag: &str) -> PathBuf {
     d
 }
 
+/// A shipped config: its path and parsed contents.
+fn shipped(name: &str) -> (PathBuf, gpusim::config::Config) {
+    let path = root().join(format!("configs/{name}.yaml"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let cfg = gpusim::config::Config::from_yaml(name, &text, &[]).unwrap();
+    (path, cfg)
+}
+
+/// `NAME` run with two trip counts on `config` (differences cancel launch, ramp-up and tail).
+fn between(
+    name: &str,
+    (short, long): (u64, u64),
+    config: &Path,
+    dir: &Path,
+) -> (RunStats, RunStats) {
+    (
+        run_on(name, short, Some(config), dir),
+        run_on(name, long, Some(config), dir),
+    )
+}
+
 /// Run `traces/microbench/NAME.yaml` with `n` iterations (the trip count is the last
 /// argument; checks dropped, since the values do not depend on n but the originals are
 /// checked by `traces.rs`).
@@ -187,9 +208,7 @@ fn pointer_chases_measure_the_configured_latencies() {
     let mut report = Vec::new();
     let closed = [("dram.row_policy".to_string(), "closed".to_string())];
     for cfg_name in ["tiny", "volta-v100"] {
-        let path = root().join(format!("configs/{cfg_name}.yaml"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let cfg = gpusim::config::Config::from_yaml(cfg_name, &text, &[]).unwrap();
+        let (path, cfg) = shipped(cfg_name);
         let int = cfg.sm.units.int.latency;
         for (name, short, long, want, set) in [
             ("l1", 32, 96, cfg.l1.hit_latency, &[][..]),
@@ -229,13 +248,8 @@ fn streaming_reads_reach_the_dram_bandwidth() {
     let dir = temp_dir("stream");
     let mut report = Vec::new();
     for cfg_name in ["tiny", "volta-v100"] {
-        let path = root().join(format!("configs/{cfg_name}.yaml"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let cfg = gpusim::config::Config::from_yaml(cfg_name, &text, &[]).unwrap();
-        let (a, b) = (
-            run_on("stream_dram", 2, Some(&path), &dir),
-            run_on("stream_dram", 8, Some(&path), &dir),
-        );
+        let (path, cfg) = shipped(cfg_name);
+        let (a, b) = between("stream_dram", (2, 8), &path, &dir);
         let (ma, mb) = (&a.totals.memory.counters, &b.totals.memory.counters);
         let read = |m: &gpusim::stats::MemCounters| m.dram_bytes - m.dram_write_bytes;
         let bytes = (read(mb) - read(ma)) as f64;
@@ -264,13 +278,8 @@ fn streaming_l2_reads_reach_the_l2_bandwidth() {
     let dir = temp_dir("stream-l2");
     let mut report = Vec::new();
     for cfg_name in ["tiny", "volta-v100"] {
-        let path = root().join(format!("configs/{cfg_name}.yaml"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let cfg = gpusim::config::Config::from_yaml(cfg_name, &text, &[]).unwrap();
-        let (a, b) = (
-            run_on("stream_l2", 2, Some(&path), &dir),
-            run_on("stream_l2", 10, Some(&path), &dir),
-        );
+        let (path, cfg) = shipped(cfg_name);
+        let (a, b) = between("stream_l2", (2, 10), &path, &dir);
         let (ma, mb) = (&a.totals.memory.counters, &b.totals.memory.counters);
         let bytes = (mb.l2_bytes - ma.l2_bytes) as f64;
         let got = bytes / (b.totals.cycles - a.totals.cycles) as f64;
