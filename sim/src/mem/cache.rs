@@ -277,6 +277,11 @@ impl Cache {
         &mut self.data[i * n..(i + 1) * n]
     }
 
+    /// Ways in the cache (used or not): indices `0..n_ways()` name them.
+    pub fn n_ways(&self) -> usize {
+        self.lines.len()
+    }
+
     /// Every used way, in index order.
     pub fn used(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.lines.len()).filter(|&i| self.lines[i].tag != INVALID)

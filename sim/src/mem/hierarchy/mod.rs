@@ -21,7 +21,7 @@ pub use exec::{run, Ctx, Done, ProgramError};
 pub use txn::{AtomicArgs, Target, Txn};
 
 use crate::config::Config;
-use crate::mem::cache::Cache;
+use crate::mem::cache::{Cache, INVALID};
 use crate::mem::dram::Dram;
 use crate::mem::interconnect::{slice_of, Interconnect};
 use crate::mem::program::Program;
@@ -263,11 +263,12 @@ pub fn flush_l1_global(
     now: u64,
     counters: &mut MemCounters,
 ) {
-    let lines: Vec<usize> =
-        m.l1.used()
-            .filter(|&i| m.l1.line(i).tag < LOCAL_TAG && m.l1.line(i).ready <= now)
-            .collect();
-    for i in lines {
+    // Fences can be frequent (`__threadfence` in a loop): walk the ways without collecting.
+    for i in 0..m.l1.n_ways() {
+        let l = m.l1.line(i);
+        if l.tag == INVALID || l.tag >= LOCAL_TAG || l.ready > now {
+            continue;
+        }
         // A write-back that finds no room in L2 now leaves the line for a later flush.
         if m.l1.line(i).dirty != 0
             && exec::write_back_l1(back, m, sm, global, i, now, counters).is_err()
