@@ -440,6 +440,66 @@ pub enum BarKind {
     Red(BarRed),
 }
 
+/// Direction of a non-tensor bulk copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BulkDir {
+    /// `.shared::cluster.global` / `.shared::cta.global`, completing on an mbarrier.
+    GlobalToShared,
+    /// `.global.shared::cta.bulk_group`.
+    SharedToGlobal,
+    /// `.shared::cluster.shared::cta`, completing on the destination CTA's mbarrier.
+    SharedToCluster,
+}
+
+/// Direction of a tensor (TMA) copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TensorDir {
+    /// global → shared::cluster, completing on an mbarrier (`.tile` mode).
+    Load,
+    /// shared::cta → global, in a bulk group.
+    Store,
+    /// `cp.reduce.async.bulk.tensor`: shared::cta combined into global, in a bulk group.
+    Reduce(TmaReduce),
+}
+
+/// The reductions `cp.reduce.async.bulk.tensor` performs (§9.7.9.25.5.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TmaReduce {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    And,
+    Or,
+    Xor,
+}
+
+impl TmaReduce {
+    pub const ALL: [TmaReduce; 8] = [
+        TmaReduce::Add,
+        TmaReduce::Min,
+        TmaReduce::Max,
+        TmaReduce::Inc,
+        TmaReduce::Dec,
+        TmaReduce::And,
+        TmaReduce::Or,
+        TmaReduce::Xor,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            TmaReduce::Add => "add",
+            TmaReduce::Min => "min",
+            TmaReduce::Max => "max",
+            TmaReduce::Inc => "inc",
+            TmaReduce::Dec => "dec",
+            TmaReduce::And => "and",
+            TmaReduce::Or => "or",
+            TmaReduce::Xor => "xor",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FenceLevel {
     Cta,
@@ -583,6 +643,223 @@ impl MmaIntType {
     }
 }
 
+/// Element type of a `wgmma.mma_async` multiplicand (PTX ISA 9.0 §9.7.15.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WgmmaType {
+    /// `.f16` (K = 16)
+    F16,
+    /// `.bf16` (K = 16)
+    Bf16,
+    /// `.tf32` (K = 8), laid out as an f32
+    Tf32,
+    /// `.e4m3` fp8 (K = 32)
+    E4m3,
+    /// `.e5m2` fp8 (K = 32)
+    E5m2,
+}
+
+impl WgmmaType {
+    pub fn name(self) -> &'static str {
+        match self {
+            WgmmaType::F16 => "f16",
+            WgmmaType::Bf16 => "bf16",
+            WgmmaType::Tf32 => "tf32",
+            WgmmaType::E4m3 => "e4m3",
+            WgmmaType::E5m2 => "e5m2",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<WgmmaType> {
+        Some(match s {
+            "f16" => WgmmaType::F16,
+            "bf16" => WgmmaType::Bf16,
+            "tf32" => WgmmaType::Tf32,
+            "e4m3" => WgmmaType::E4m3,
+            "e5m2" => WgmmaType::E5m2,
+            _ => return None,
+        })
+    }
+    /// Bytes per element.
+    pub fn size(self) -> u32 {
+        match self {
+            WgmmaType::F16 | WgmmaType::Bf16 => 2,
+            WgmmaType::Tf32 => 4,
+            WgmmaType::E4m3 | WgmmaType::E5m2 => 1,
+        }
+    }
+    /// The K of `m64nNkK` for this type: 32 bytes of K per row (k16, k8, k32).
+    pub fn k(self) -> usize {
+        32 / self.size() as usize
+    }
+}
+
+/// A register list of any length (the accumulators of `wgmma`: up to 128 registers).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RegList(pub Box<[RegId]>);
+
+impl RegList {
+    pub fn as_slice(&self) -> &[RegId] {
+        &self.0
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Operand A of `wgmma.mma_async`: a 64-bit shared-memory matrix descriptor, or the fragment
+/// in four `.b32` registers per thread.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum WgmmaA {
+    Desc(Operand),
+    Regs(RegList),
+}
+
+/// `wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype d, a, b-desc, scale-d, imm-scale-a,
+/// imm-scale-b{, imm-trans-a}{, imm-trans-b}` (PTX ISA 9.0 §9.7.15.5.2).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Wgmma {
+    /// N: 8..=256, a multiple of 8 (M = 64; K from the type).
+    pub n: u16,
+    /// Accumulator type: `F32` or `F16` (f16 accumulators packed two per register).
+    pub dty: Type,
+    pub aty: WgmmaType,
+    pub bty: WgmmaType,
+    pub d: RegList,
+    pub a: WgmmaA,
+    pub b: Operand,
+    /// `scale-d`: a predicate (register, negated register) or immediate 0/1; false ignores D.
+    pub scale_d: Operand,
+    /// `imm-scale-a` / `imm-scale-b` = -1: the operand is negated.
+    pub neg_a: bool,
+    pub neg_b: bool,
+    /// `imm-trans-a` / `imm-trans-b` = 1: the shared-memory operand is MN-major.
+    pub trans_a: bool,
+    pub trans_b: bool,
+}
+
+/// Storage layout of a matrix operand: `.row` (row-major) or `.col` (column-major), for
+/// `mma.m8n8k4` multiplicands and every `wmma` operand (PTX ISA 9.0 §9.7.14.4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatLayout {
+    Row,
+    Col,
+}
+
+impl MatLayout {
+    pub fn name(self) -> &'static str {
+        match self {
+            MatLayout::Row => "row",
+            MatLayout::Col => "col",
+        }
+    }
+}
+
+/// Accumulator type of `mma.m8n8k4` (C and D independently): `.f16` (four `.f16x2`
+/// registers) or `.f32` (eight), PTX ISA 9.0 §9.7.14.5.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccType {
+    F16,
+    F32,
+}
+
+impl AccType {
+    pub fn name(self) -> &'static str {
+        match self {
+            AccType::F16 => "f16",
+            AccType::F32 => "f32",
+        }
+    }
+}
+
+/// Shapes of `wmma` (PTX ISA 9.0 §9.7.14.4): M×N×K of D = A·B + C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WmmaShape {
+    /// `.m16n16k16` (f16, bf16, s8, u8)
+    M16n16k16,
+    /// `.m32n8k16` (f16, bf16, s8, u8)
+    M32n8k16,
+    /// `.m8n32k16` (f16, bf16, s8, u8)
+    M8n32k16,
+    /// `.m16n16k8` (tf32)
+    M16n16k8,
+}
+
+impl WmmaShape {
+    pub fn name(self) -> &'static str {
+        match self {
+            WmmaShape::M16n16k16 => "m16n16k16",
+            WmmaShape::M32n8k16 => "m32n8k16",
+            WmmaShape::M8n32k16 => "m8n32k16",
+            WmmaShape::M16n16k8 => "m16n16k8",
+        }
+    }
+    /// (M, N, K).
+    pub fn mnk(self) -> (usize, usize, usize) {
+        match self {
+            WmmaShape::M16n16k16 => (16, 16, 16),
+            WmmaShape::M32n8k16 => (32, 8, 16),
+            WmmaShape::M8n32k16 => (8, 32, 16),
+            WmmaShape::M16n16k8 => (16, 16, 8),
+        }
+    }
+}
+
+/// Which matrix a `wmma.load` fills (`.a`, `.b`, `.c`); `wmma.store` always stores `.d`,
+/// which has C's layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WmmaFrag {
+    A,
+    B,
+    C,
+}
+
+impl WmmaFrag {
+    pub fn name(self) -> &'static str {
+        match self {
+            WmmaFrag::A => "a",
+            WmmaFrag::B => "b",
+            WmmaFrag::C => "c",
+        }
+    }
+}
+
+/// Element type of a `wmma` matrix: the multiplicands `.f16`, `.bf16`, `.tf32`, `.s8`, `.u8`
+/// and the accumulators `.f16`, `.f32`, `.s32` (PTX ISA 9.0 §9.7.14.4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WmmaType {
+    F16,
+    Bf16,
+    Tf32,
+    S8,
+    U8,
+    F32,
+    S32,
+}
+
+impl WmmaType {
+    pub fn name(self) -> &'static str {
+        match self {
+            WmmaType::F16 => "f16",
+            WmmaType::Bf16 => "bf16",
+            WmmaType::Tf32 => "tf32",
+            WmmaType::S8 => "s8",
+            WmmaType::U8 => "u8",
+            WmmaType::F32 => "f32",
+            WmmaType::S32 => "s32",
+        }
+    }
+    /// Bytes of one element in memory.
+    pub fn size(self) -> u32 {
+        match self {
+            WmmaType::S8 | WmmaType::U8 => 1,
+            WmmaType::F16 | WmmaType::Bf16 => 2,
+            WmmaType::Tf32 | WmmaType::F32 | WmmaType::S32 => 4,
+        }
+    }
+}
+
 /// A source operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Operand {
@@ -613,17 +890,20 @@ pub struct Address {
     pub offset: i64,
 }
 
-/// Up to four registers, for vector loads and stores (`.v2`, `.v4`) and `mov` (un)packing.
+/// Up to eight registers: vector loads and stores (`.v2`, `.v4`), `mov` (un)packing, and the
+/// tensor fragments (`mma`, `wmma`: up to 8 registers per operand).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RegVec {
-    pub regs: [RegId; 4],
+    pub regs: [RegId; RegVec::MAX],
     pub len: u8,
 }
 
 impl RegVec {
+    /// The most registers one `RegVec` holds.
+    pub const MAX: usize = 8;
     pub fn one(r: RegId) -> RegVec {
         RegVec {
-            regs: [r; 4],
+            regs: [r; RegVec::MAX],
             len: 1,
         }
     }
@@ -929,6 +1209,61 @@ pub enum Op {
         addr: Address,
         src: RegVec,
     },
+    /// `mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype d, a, b, c`: the Volta
+    /// quad-pair shape, four independent 8×8×4 products per warp (PTX ISA 9.0 §9.7.14.5.1,
+    /// §9.7.14.5.14). a and b are two `.f16x2` registers; c and d four `.f16x2` or eight
+    /// `.f32` registers (`semantics::mma_m884_regs`).
+    MmaM884 {
+        alayout: MatLayout,
+        blayout: MatLayout,
+        dty: AccType,
+        cty: AccType,
+        d: RegVec,
+        a: RegVec,
+        b: RegVec,
+        c: RegVec,
+    },
+    /// `wmma.load.{a,b,c}.sync.aligned.layout.shape{.global,.shared{::cta}}.ty r, [p]{, stride}`:
+    /// a warp collective loading one matrix fragment (PTX ISA 9.0 §9.7.14.4.3); `stride` is in
+    /// elements, the leading dimension when absent (`semantics::wmma_default_stride`).
+    WmmaLoad {
+        frag: WmmaFrag,
+        layout: MatLayout,
+        shape: WmmaShape,
+        space: Space,
+        ty: WmmaType,
+        d: RegVec,
+        addr: Address,
+        stride: Option<Operand>,
+    },
+    /// `wmma.store.d.sync.aligned.layout.shape{.global,.shared{::cta}}.ty [p], r{, stride}`
+    /// (PTX ISA 9.0 §9.7.14.4.4): the inverse of a `.c` load.
+    WmmaStore {
+        layout: MatLayout,
+        shape: WmmaShape,
+        space: Space,
+        ty: WmmaType,
+        addr: Address,
+        src: RegVec,
+        stride: Option<Operand>,
+    },
+    /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype d, a, b, c` (`.f16`
+    /// multiplicands), `….f32.{bf16,tf32}.{bf16,tf32}.f32` and
+    /// `….s32.{s8,u8}.{s8,u8}.s32{.satfinite}` (PTX ISA 9.0 §9.7.14.4.5): a warp-wide
+    /// D = A·B + C on `wmma` fragments; `ab` is the multiplicand type.
+    WmmaMma {
+        alayout: MatLayout,
+        blayout: MatLayout,
+        shape: WmmaShape,
+        ab: WmmaType,
+        dty: WmmaType,
+        cty: WmmaType,
+        satfinite: bool,
+        d: RegVec,
+        a: RegVec,
+        b: RegVec,
+        c: RegVec,
+    },
     /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], size{, src_size}`: a per-thread
     /// asynchronous copy of `size` (4, 8 or 16) bytes from global to shared memory; the bytes
     /// past `src_size` are zero-filled (PTX ISA 9.0 §9.7.9.25.3.1).
@@ -945,6 +1280,122 @@ pub enum Op {
     /// pending; `cp.async.wait_all` (`None`): commit, then wait for every group.
     CpAsyncWait {
         n: Option<u32>,
+    },
+    /// `wgmma.mma_async`: a warpgroup's D = A·B (+ D), asynchronous (PTX ISA 9.0 §9.7.15.5.2).
+    Wgmma(Box<Wgmma>),
+    /// `wgmma.fence.sync.aligned`: orders the warp's register accesses before later wgmmas.
+    WgmmaFence,
+    /// `wgmma.commit_group.sync.aligned`: closes the warp's open wgmma group.
+    WgmmaCommit,
+    /// `wgmma.wait_group.sync.aligned n`: wait until at most n of the most recent groups are
+    /// pending.
+    WgmmaWait {
+        n: u32,
+    },
+    /// `mbarrier.init{.shared{::cta}}.b64 [addr], count` (PTX ISA 9.0 §9.7.13.15.9); the
+    /// object's word is `semantics::mbarrier`'s. `space` is Shared or Generic.
+    MbarInit {
+        space: Space,
+        addr: Address,
+        count: Operand,
+    },
+    /// `mbarrier.inval{.shared{::cta}}.b64 [addr]` (§9.7.13.15.10).
+    MbarInval {
+        space: Space,
+        addr: Address,
+    },
+    /// `mbarrier.arrive{.expect_tx}{.noComplete}` and `mbarrier.arrive_drop{...}`
+    /// (§9.7.13.15.13–14): `state` None is the sink `_`; `cluster` marks `.shared::cluster`.
+    MbarArrive {
+        space: Space,
+        cluster: bool,
+        addr: Address,
+        state: Option<RegId>,
+        count: Option<Operand>,
+        expect_tx: Option<Operand>,
+        drop: bool,
+        no_complete: bool,
+    },
+    /// `mbarrier.expect_tx` (`complete` false) or `mbarrier.complete_tx` (§9.7.13.15.11–12).
+    MbarTx {
+        complete: bool,
+        space: Space,
+        cluster: bool,
+        addr: Address,
+        bytes: Operand,
+    },
+    /// `mbarrier.{test_wait,try_wait}{.parity}.b64 done, [addr], phase{, hint}`
+    /// (§9.7.13.15.16): `phase` is the state an arrive returned, or the parity with `.parity`.
+    /// `try_wait` (`blocking`) suspends the thread until the phase completes.
+    MbarWait {
+        blocking: bool,
+        parity: bool,
+        done: RegId,
+        space: Space,
+        addr: Address,
+        phase: Operand,
+        hint: Option<Operand>,
+    },
+    /// `mbarrier.pending_count.b64 d, state` (§9.7.13.15.17).
+    MbarPendingCount {
+        d: RegId,
+        state: Operand,
+    },
+    /// `cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]` (§9.7.9.25.3.4): an arrive
+    /// when the thread's earlier cp.async copies have landed.
+    CpAsyncMbarArrive {
+        noinc: bool,
+        space: Space,
+        addr: Address,
+    },
+    /// `fence.proxy.async{.global, .shared::cta, .shared::cluster}` (None: every state space)
+    /// and `fence.mbarrier_init.release.cluster` (`mbarrier_init`) (§9.7.13.4).
+    FenceProxyAsync {
+        space: Option<Space>,
+        mbarrier_init: bool,
+    },
+    /// `elect.sync d|p, membermask` (§9.7.13.x): one leader lane of the mask; d (None for `_`)
+    /// receives its lane id, p whether this lane is it.
+    ElectSync {
+        d: Option<RegId>,
+        p: RegId,
+        mask: Operand,
+    },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.17.x): the warpgroup's per-thread
+    /// register budget.
+    Setmaxnreg {
+        inc: bool,
+        count: u32,
+    },
+    /// `cp.async.bulk.dst.src.completion [dst], [src], size{, [mbar]}{, ctaMask}`
+    /// (§9.7.9.25.4.1): a contiguous copy of `size` bytes (a multiple of 16).
+    CpAsyncBulk {
+        dir: BulkDir,
+        dst: Address,
+        src: Address,
+        size: Operand,
+        mbar: Option<Address>,
+        multicast: Option<Operand>,
+    },
+    /// `cp{.reduce}.async.bulk.tensor.Nd...` (§9.7.9.25.5.1–2): a tile of a tensor map between
+    /// global memory and shared memory. `tmap` addresses the 128-byte map (generic, param or
+    /// global); `coords[..rank]` are the box's start coordinates (innermost first).
+    CpAsyncBulkTensor {
+        dir: TensorDir,
+        rank: u8,
+        smem: Address,
+        tmap: Address,
+        coords: [Operand; 5],
+        mbar: Option<Address>,
+        multicast: Option<Operand>,
+    },
+    /// `cp.async.bulk.commit_group` (§9.7.9.25.4.3): closes the thread's bulk group.
+    CpAsyncBulkCommit,
+    /// `cp.async.bulk.wait_group{.read} n` (§9.7.9.25.4.4): wait until at most n bulk groups
+    /// are pending (`.read`: until their source reads are done).
+    CpAsyncBulkWait {
+        n: u32,
+        read: bool,
     },
     /// `cvt.frnd{.relu}.{f16x2,bf16x2}.f32 d, a, b`: a converted into the upper half, b into
     /// the lower half.

@@ -12,7 +12,7 @@ use logos::Logos;
 #[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
 pub enum Tok {
     /// A directive or modifier: `.entry`, `.u32`, `.L2::128B`.
-    #[regex(r"\.[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z0-9_]+)*", |lex| lex.slice().to_string())]
+    #[regex(r"\.[A-Za-z0-9_][A-Za-z0-9_]*(::[A-Za-z0-9_]+)*", |lex| lex.slice().to_string())]
     Dot(String),
     /// Identifiers, registers and labels: `%r1`, `$L__BB0_2`, `_Z3fooi`, `%tid`.
     #[regex(r"[A-Za-z_$%][A-Za-z0-9_$]*", |lex| lex.slice().to_string())]

@@ -1,6 +1,9 @@
 //! Printing IR back as PTX text (used by `gpusim ptx --tokens` to show inserted tokens, and by
 //! golden tests). The output re-parses to the same IR.
 
+mod hopper;
+mod tensor;
+mod wgmma;
 use crate::ir::*;
 use std::fmt::Write;
 
@@ -348,6 +351,15 @@ pub fn inst_to_ptx(m: &Module, f: &Function, inst: &Inst) -> String {
 }
 
 fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
+    if let Some(s) = hopper::to_ptx(m, f, op) {
+        return s;
+    }
+    if let Some(s) = wgmma::to_ptx(m, f, op) {
+        return s;
+    }
+    if let Some(s) = tensor::to_ptx(m, f, op) {
+        return s;
+    }
     let o = |x: &Operand, t: Type| operand(m, f, x, t);
     let r = |x: RegId| reg(f, x).to_string();
     // `d` or `d|p`: an optional second destination (setp, shfl, match)
@@ -920,6 +932,26 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
         Op::CpAsyncCommit => "cp.async.commit_group;".to_string(),
         Op::CpAsyncWait { n: Some(n) } => format!("cp.async.wait_group {n};"),
         Op::CpAsyncWait { n: None } => "cp.async.wait_all;".to_string(),
+        Op::MbarInit { .. }
+        | Op::MbarInval { .. }
+        | Op::MbarArrive { .. }
+        | Op::MbarTx { .. }
+        | Op::MbarWait { .. }
+        | Op::MbarPendingCount { .. }
+        | Op::CpAsyncMbarArrive { .. }
+        | Op::FenceProxyAsync { .. }
+        | Op::ElectSync { .. }
+        | Op::Setmaxnreg { .. }
+        | Op::CpAsyncBulk { .. }
+        | Op::CpAsyncBulkTensor { .. }
+        | Op::CpAsyncBulkCommit
+        | Op::CpAsyncBulkWait { .. } => unreachable!("printed by `hopper::to_ptx`"),
+        Op::Wgmma(_) | Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {
+            unreachable!("printed by `wgmma::to_ptx`")
+        }
+        Op::MmaM884 { .. } | Op::WmmaLoad { .. } | Op::WmmaStore { .. } | Op::WmmaMma { .. } => {
+            unreachable!("printed by `tensor::to_ptx`")
+        }
         Op::CvtPack { dty, mods, d, a, b } => format!(
             "cvt{}.{}.f32 {}, {}, {};",
             mods_suffix(mods),

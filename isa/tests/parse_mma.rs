@@ -141,6 +141,11 @@ fn unsupported_forms_are_errors_with_locations() {
         ),
         (
             format!("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {ops}"),
+            "operand d takes 8 registers here, found 4",
+            D,
+        ),
+        (
+            format!("mma.sync.aligned.m8n4k4.row.col.f32.f16.f16.f32 {ops}"),
             "unsupported `mma` shape",
             "",
         ),

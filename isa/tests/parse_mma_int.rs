@@ -117,12 +117,12 @@ fn undefined_integer_forms_are_errors_with_locations() {
         ),
         (
             format!("mma.sync.aligned.m8n8k4.row.col.s32.s8.s8.s32 {ops}"),
-            "unsupported `mma` shape",
+            "unsupported `mma.m8n8k4` form .row.col.s32.s8.s8.s32",
             "",
         ),
         (
             format!("mma.sync.aligned.m8n8k4.row.row.f32.bf16.bf16.f32 {ops}"),
-            "unsupported `mma` shape",
+            "unsupported `mma.m8n8k4` form",
             "",
         ),
         (

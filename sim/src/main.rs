@@ -1,5 +1,5 @@
 //! The gpusim command line: `gpusim run MANIFEST`, `gpusim check MANIFEST`, `gpusim ptx FILE`,
-//! `gpusim lint FILE` and `gpusim fuzz`.
+//! `gpusim lint FILE`, `gpusim fuzz` and `gpusim gemm SPEC`.
 
 use clap::{Parser, Subcommand};
 use gpusim::run::{run_manifest_with, RunError, RunOptions};
@@ -37,6 +37,39 @@ struct RunArgs {
     /// state after it (masks and token stack in the formal report's notation).
     #[arg(long)]
     trace_warps: Option<PathBuf>,
+    /// Timing-only run: skip the tensor arithmetic of mma.sync and wgmma (their accumulators
+    /// keep their values, every cycle count and stall is the same; checks on them fail).
+    #[arg(long)]
+    skip_tensor_math: bool,
+}
+
+#[derive(clap::Args)]
+struct GemmArgs {
+    /// The kernel's GEMM launch spec (e.g. traces/gemm/hgemm_mma_multistage/gemm.yaml).
+    spec: PathBuf,
+    /// GPU config (YAML); the embedded tiny GPU when omitted.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a config key, e.g. --set clock_mhz=1830 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Problem sizes, comma-separated: `square` (512³ … 8192³), `skinny` (1536×1536×512 and
+    /// 1536×1536×65536) or MxNxK.
+    #[arg(long, default_value = "square")]
+    sizes: String,
+    /// Also write the results as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Skip the tensor units' arithmetic (timing only; needs --verify-up-to below the sizes).
+    #[arg(long)]
+    skip_tensor_math: bool,
+    /// Verify sizes whose M, N and K are all at most this (random inputs against an ndarray
+    /// reference); larger sizes run on zero-filled matrices.
+    #[arg(long, default_value_t = 512)]
+    verify_up_to: u64,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -100,6 +133,10 @@ enum Cmd {
     /// Check a PTX file's barriers and warp collectives for possibly non-uniform control flow
     /// (the WGSL uniformity analysis); exits 1 when something is reported.
     Lint { file: PathBuf },
+    /// Predict a GEMM kernel's performance over problem sizes from its launch spec
+    /// (`gemm.yaml`, docs/gemm.md): cycles, time at the config's clock, TFLOP/s, % of peak,
+    /// waves, simulation speed, and published figures where the spec has them.
+    Gemm(GemmArgs),
     /// Draw a chart (PNG or SVG, by the output's extension) from `run --stats-json` output.
     Plot {
         chart: ChartArg,
@@ -113,6 +150,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.cmd {
         Cmd::Run(args) => cmd_run(&args),
+        Cmd::Gemm(args) => cmd_gemm(&args),
         Cmd::Plot {
             chart,
             stats,
@@ -155,6 +193,7 @@ fn cmd_run(args: &RunArgs) -> i32 {
     let opts = RunOptions {
         trace_warps: args.trace_warps.is_some(),
         progress: true,
+        skip_tensor_math: args.skip_tensor_math,
     };
     let out = match run_manifest_with(manifest, config, &sets, &opts) {
         Ok(o) => o,
@@ -287,6 +326,91 @@ fn cmd_run(args: &RunArgs) -> i32 {
         }
         1
     }
+}
+
+/// `gpusim gemm`: a table row per size as it finishes, the anchors, the CSV. Exit 0, 1 when a
+/// verification failed, 2 for bad input, 3 for a fault.
+fn cmd_gemm(args: &GemmArgs) -> i32 {
+    use gpusim::gemm::{self, metrics, report};
+    let prepared = (|| -> Result<_, String> {
+        let spec = gemm::GemmSpec::load(&args.spec).map_err(|e| e.to_string())?;
+        let sets = parse_sets(&args.set)?;
+        let cfg = gpusim::run::load_config(args.config.as_deref(), &[], &sets)
+            .map_err(|e| e.to_string())?;
+        let clock = metrics::clock_hz(&cfg)?;
+        let sizes = gemm::parse_sizes(&args.sizes).map_err(|e| format!("--sizes: {e}"))?;
+        for s in &sizes {
+            gemm::sizes::check_size(&spec, *s)?;
+        }
+        Ok((spec, cfg, clock, sizes))
+    })();
+    let (spec, cfg, clock, sizes) = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let opts = gemm::GemmOptions {
+        verify_up_to: args.verify_up_to,
+        seed: args.seed,
+        progress: true,
+        skip_tensor_math: args.skip_tensor_math,
+    };
+    println!(
+        "gpusim gemm: {} on {} ({} SMs at {} MHz; {} peak {:.1} TFLOP/s)",
+        spec.name,
+        cfg.name,
+        cfg.sm.count,
+        clock / 1e6,
+        if spec.math == gemm::spec::Math::Tensor {
+            "tensor"
+        } else {
+            "FP32"
+        },
+        metrics::peak_tflops(&cfg, spec.math, clock)
+    );
+    println!("{}", report::table_header());
+    let mut rows = Vec::new();
+    let mut code = 0;
+    for size in sizes {
+        match gemm::run_size(&spec, &cfg, size, &opts) {
+            Ok(run) => {
+                let m = gemm::metrics(&spec, &cfg, &run, clock);
+                println!("{}", report::table_row(&m));
+                if let gemm::Verification::Failed {
+                    mismatches, first, ..
+                } = &m.verification
+                {
+                    println!(
+                        "  VERIFICATION FAILED: {mismatches} elements of C; C[{}] = {}, expected {}",
+                        first.0, first.1, first.2
+                    );
+                    code = 1;
+                }
+                rows.push(m);
+            }
+            Err(e) => {
+                eprintln!("error: size {size}: {e}");
+                code = e.exit_code();
+                break;
+            }
+        }
+    }
+    let anchors = report::anchor_lines(&rows);
+    if !anchors.is_empty() {
+        println!("published figures on {}:", cfg.name);
+        for l in anchors {
+            println!("{l}");
+        }
+    }
+    if let Some(path) = &args.csv {
+        if let Err(e) = std::fs::write(path, report::csv(&spec.name, &cfg.name, &rows)) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return 2;
+        }
+    }
+    code
 }
 
 fn cmd_plot(chart: ChartArg, stats: &std::path::Path, output: &std::path::Path) -> i32 {

@@ -85,6 +85,10 @@ pub struct RunOptions {
     pub trace_warps: bool,
     /// Show a progress line on stderr during long launches.
     pub progress: bool,
+    /// Timing-only run: skip the tensor arithmetic of `mma.sync` and `wgmma` (their
+    /// accumulators keep their values; timing and stats are identical). Checks on tensor
+    /// results then fail.
+    pub skip_tensor_math: bool,
 }
 
 /// Run a manifest with default options.
@@ -149,7 +153,8 @@ pub fn run_manifest_with(
                     ),
                 )
             })?;
-        let params = pack_params(&prog, entry, &l.args, &addrs).map_err(|e| merr("args", e))?;
+        let params = pack_params(&prog, entry, &l.args, &addrs, &m.buffers, &mut global)
+            .map_err(|e| merr("args", e))?;
         let spec = LaunchSpec {
             entry,
             grid: l.grid.0,
@@ -158,6 +163,7 @@ pub fn run_manifest_with(
             params,
             trace: opts.trace_warps,
             progress: opts.progress,
+            skip_tensor_math: opts.skip_tensor_math,
         };
         match run_launch(&prog, &cfg, &mut global, &mut l2, &consts, &spec) {
             Ok(r) => {
@@ -221,6 +227,8 @@ fn pack_params(
     entry: gpusim_isa::FuncId,
     args: &[Value],
     addrs: &std::collections::BTreeMap<String, u64>,
+    buffers: &std::collections::BTreeMap<String, crate::launch::BufferSpec>,
+    global: &mut GlobalMemory,
 ) -> Result<Vec<u8>, String> {
     let f = prog.module.function(entry);
     if args.len() != f.params.len() {
@@ -239,6 +247,30 @@ fn pack_params(
             out.resize(off + size, 0);
         }
         let bits: u64 = match a {
+            Value::Mapping(m) if m.contains_key("tensor_map") => {
+                let path = format!("args[{i}].tensor_map");
+                if m.len() != 1 {
+                    return Err(format!(
+                        "args[{i}]: a tensor map argument is `{{tensor_map: {{...}}}}` alone"
+                    ));
+                }
+                let map = crate::launch::tensor_map::tensor_map_arg(
+                    &m["tensor_map"],
+                    &path,
+                    addrs,
+                    buffers,
+                )?;
+                let bytes = map.encode();
+                if size >= bytes.len() {
+                    // `const __grid_constant__ CUtensorMap`: the map itself is the parameter.
+                    out[off..off + bytes.len()].copy_from_slice(&bytes);
+                    continue;
+                }
+                if size != 8 {
+                    return Err(format!("{path}: parameter `{}` must be a 128-byte .b8 array or a .u64 pointer to hold a tensor map ({size} bytes)", prog.module.symbol(p.symbol).name));
+                }
+                global.alloc(&format!("(tensor map of args[{i}])"), &bytes)
+            }
             Value::String(name) => *addrs.get(name).ok_or_else(|| {
                 format!(
                     "args[{i}]: no buffer `{name}`; buffers: {:?}",

@@ -95,6 +95,13 @@ fn tensor_traces() {
     run_all("tensor");
 }
 
+/// The GEMM kernels of `gpusim gemm` (traces/gemm/build.py): SIMT SGEMM and the bf16
+/// mma.sync/ldmatrix/cp.async pipeline, against NumPy's products.
+#[test]
+fn gemm_traces() {
+    run_all("gemm");
+}
+
 /// Reconvergence-policy traces (their manifests select the policy; see `tests/policies.rs`).
 #[test]
 fn policy_traces() {
@@ -187,6 +194,7 @@ fn traces_on_every_config() {
         run_all_with("microbench", Some(&cfg), &[]);
         run_all_with("isa", Some(&cfg), &[]);
         run_all_with("tensor", Some(&cfg), &[]);
+        run_all_with("gemm", Some(&cfg), &[]);
         run_all_with("memory", Some(&cfg), &[]);
         run_all_with("litmus", Some(&cfg), &[]);
     }

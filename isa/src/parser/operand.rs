@@ -23,6 +23,8 @@ pub(crate) enum RawOp {
     Sink(Span),
     /// `(a, b)`, the return and argument lists of `call`.
     List(Vec<RawOp>, Span),
+    /// `[base+offset, {c0, c1, …}]`: a tensor map and the coordinates of a TMA box.
+    TensorAddr(Option<(String, Span)>, i64, Vec<RawOp>, Span),
 }
 
 impl RawOp {
@@ -36,7 +38,8 @@ impl RawOp {
             | RawOp::Vec(_, s)
             | RawOp::Pair(_, _, s)
             | RawOp::Sink(s)
-            | RawOp::List(_, s) => *s,
+            | RawOp::List(_, s)
+            | RawOp::TensorAddr(_, _, _, s) => *s,
         }
     }
 }
@@ -193,6 +196,24 @@ impl<'a> ModuleParser<'a> {
                 _ => return Err(self.c.err(span, "an address offset must be an integer")),
             }
         }
+        if self.c.eat(&Tok::Comma) {
+            let coords_span = self.c.span();
+            self.c
+                .expect(&Tok::LBrace, "`{` and the tensor coordinates")?;
+            let mut coords = Vec::new();
+            loop {
+                coords.push(self.raw_operand()?);
+                if self.c.eat(&Tok::RBrace) {
+                    break;
+                }
+                self.c.expect(&Tok::Comma, "`,` or `}`")?;
+            }
+            if coords.is_empty() {
+                return Err(self.c.err(coords_span, "a tensor needs its coordinates"));
+            }
+            self.c.expect(&Tok::RBracket, "`]`")?;
+            return Ok(RawOp::TensorAddr(base, offset, coords, span));
+        }
         self.c.expect(&Tok::RBracket, "`]`")?;
         Ok(RawOp::Addr(base, offset, span))
     }
@@ -301,7 +322,7 @@ impl<'a> ModuleParser<'a> {
                     return Err(self.c.err(*s, "a vector operand has 1, 2 or 4 elements"));
                 }
                 let mut v = RegVec {
-                    regs: [RegId(0); 4],
+                    regs: [RegId(0); RegVec::MAX],
                     len: items.len() as u8,
                 };
                 for (i, it) in items.iter().enumerate() {

@@ -32,6 +32,9 @@
 //! - `fns` with a base above 31 (undefined in PTX) returns 0xFFFFFFFF.
 //! - `mma` (a function of the whole warp's fragments, `mma.rs`) sums each dot product in f64 in
 //!   k order after C and rounds once to f32; tf32 inputs ignore their low 13 bits.
+//! - `mma.m8n8k4` (`mma_m884.rs`) and `wmma.mma` (`wmma.rs`) use the same sum, rounded once to
+//!   f32 or f16; `wmma` fragments use the `mma.sync` layouts tiled over the shape (PTX leaves
+//!   the distribution unspecified).
 
 mod bits;
 mod carry;
@@ -39,17 +42,35 @@ mod convert;
 mod float;
 mod int;
 mod matrix;
+pub mod mbarrier;
 mod mma;
 mod mma_int;
+mod mma_m884;
 mod newer;
 mod rounding;
+mod swizzle;
+pub mod tensor_map;
+mod wgmma;
+mod wmma;
 
 pub use bits::{bfind, shf};
 pub use carry::carry_op;
 pub use matrix::{ldmatrix, stmatrix, MATRIX_LANES, MATRIX_ROWS};
 pub use mma::{mma, mma_regs, MMA_LANES};
 pub use mma_int::{mma_int, mma_int_fmas, mma_int_regs};
+pub use mma_m884::{mma_m884, mma_m884_regs, MMA_M884_FMAS};
 pub use newer::{bmsk, dot, fns, lop3, redux, szext, testp};
+pub use swizzle::{swizzle, Swizzle};
+pub use wgmma::{
+    a_from_regs, a_position, a_values, d_position, d_regs, element_addr, element_value,
+    transpose_allowed, types_valid, wgmma_slice, MatrixDesc, WgmmaSpec, A_REGS, SLICE_ROWS,
+    WARPGROUP_WARPS, WGMMA_LANES,
+};
+pub use wmma::{
+    wmma_default_stride, wmma_dims, wmma_elements, wmma_fmas, wmma_mma, wmma_mma_valid,
+    wmma_offset, wmma_pack, wmma_position, wmma_regs, wmma_unpack, Fragments as WmmaFragments,
+    WMMA_MAX_REGS,
+};
 
 use crate::ir::{ArithOp, AtomOp, BoolOp, Cmp, Mods, Type};
 

@@ -763,7 +763,11 @@ impl Exec<'_, '_> {
             | Op::Mma { .. }
             | Op::MmaInt { .. }
             | Op::Ldmatrix { .. }
-            | Op::Stmatrix { .. } => {
+            | Op::Stmatrix { .. }
+            | Op::MmaM884 { .. }
+            | Op::WmmaLoad { .. }
+            | Op::WmmaStore { .. }
+            | Op::WmmaMma { .. } => {
                 return Err(
                     self.unsupported("warp-collective instructions have no thread-level semantics")
                 )
@@ -777,6 +781,29 @@ impl Exec<'_, '_> {
             }
             Op::Call { .. } => return Err(self.unsupported("calls are not inlined by this model")),
             Op::Nanosleep { .. } => {}
+            Op::Wgmma(_) | Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {
+                return Err(self.unsupported(
+                    "warpgroup matrix instructions (wgmma) have no thread-level semantics",
+                ))
+            }
+            Op::MbarInit { .. }
+            | Op::MbarInval { .. }
+            | Op::MbarArrive { .. }
+            | Op::MbarTx { .. }
+            | Op::MbarWait { .. }
+            | Op::MbarPendingCount { .. }
+            | Op::CpAsyncMbarArrive { .. }
+            | Op::FenceProxyAsync { .. }
+            | Op::ElectSync { .. }
+            | Op::Setmaxnreg { .. }
+            | Op::CpAsyncBulk { .. }
+            | Op::CpAsyncBulkTensor { .. }
+            | Op::CpAsyncBulkCommit
+            | Op::CpAsyncBulkWait { .. } => {
+                return Err(self.unsupported(
+                    "mbarriers, elect, setmaxnreg and bulk/tensor copies belong to the async-proxy checker (`models::async_sync`), not to this sequentially consistent reference",
+                ))
+            }
             Op::CpAsync { .. } | Op::CpAsyncCommit | Op::CpAsyncWait { .. } => {
                 return Err(self.unsupported(
                     "asynchronous copies (cp.async) have no place in this sequentially consistent reference",

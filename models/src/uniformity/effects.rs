@@ -387,6 +387,39 @@ pub(crate) fn effect(inst: &Inst, in_entry: bool) -> Effect {
                 what: "stmatrix",
             });
         }
+        Op::MmaM884 { d, .. } | Op::WmmaMma { d, .. } => {
+            // Each lane receives its own fragment of D, computed from every lane's.
+            e.writes = d.as_slice().to_vec();
+            e.origin = source(SourceKind::Collective("mma.sync"));
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "mma.sync",
+            });
+        }
+        Op::WmmaLoad {
+            d, addr, stride, ..
+        } => {
+            // Each lane receives elements other lanes' rows hold.
+            e.writes = d.as_slice().to_vec();
+            e.reads = addr_reads(addr.base);
+            e.reads.extend(stride.iter().copied());
+            e.origin = source(SourceKind::Collective("wmma.load"));
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "wmma.load",
+            });
+        }
+        Op::WmmaStore {
+            addr, src, stride, ..
+        } => {
+            e.reads = src.as_slice().iter().map(|r| Operand::Reg(*r)).collect();
+            e.reads.extend(addr_reads(addr.base));
+            e.reads.extend(stride.iter().copied());
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "wmma.store",
+            });
+        }
         // A per-thread copy into shared memory: it writes no register.
         Op::CpAsync {
             dst, src, src_size, ..
@@ -396,6 +429,113 @@ pub(crate) fn effect(inst: &Inst, in_entry: bool) -> Effect {
             e.reads.extend(src_size.iter().copied());
         }
         Op::CpAsyncCommit | Op::CpAsyncWait { .. } => {}
+        // mbarrier operations are atomics on a shared word: what they return differs per
+        // thread and per moment.
+        Op::MbarInit { addr, count, .. } => {
+            e.reads = addr_reads(addr.base);
+            e.reads.push(*count);
+        }
+        Op::MbarInval { addr, .. } | Op::CpAsyncMbarArrive { addr, .. } => {
+            e.reads = addr_reads(addr.base);
+        }
+        Op::MbarTx { addr, bytes, .. } => {
+            e.reads = addr_reads(addr.base);
+            e.reads.push(*bytes);
+        }
+        Op::MbarArrive {
+            addr,
+            state,
+            count,
+            expect_tx,
+            ..
+        } => {
+            e.writes = state.iter().copied().collect();
+            e.reads = addr_reads(addr.base);
+            e.reads.extend(count.iter().chain(expect_tx).copied());
+            e.origin = source(SourceKind::Atomic);
+        }
+        Op::MbarWait {
+            done, addr, phase, ..
+        } => {
+            e.writes = vec![*done];
+            e.reads = addr_reads(addr.base);
+            e.reads.push(*phase);
+            e.origin = source(SourceKind::Atomic);
+        }
+        Op::MbarPendingCount { d, state } => {
+            e.writes = vec![*d];
+            e.reads = vec![*state];
+        }
+        // One lane of the mask is elected: p differs per lane, d is the same everywhere.
+        Op::ElectSync { d, p, mask } => {
+            e.writes = d.iter().copied().chain([*p]).collect();
+            e.reads = vec![*mask];
+            e.origin = source(SourceKind::Collective("elect.sync"));
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "elect.sync",
+            });
+        }
+        Op::Setmaxnreg { .. } => {
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "setmaxnreg",
+            });
+        }
+        Op::FenceProxyAsync { .. } | Op::CpAsyncBulkCommit | Op::CpAsyncBulkWait { .. } => {}
+        Op::CpAsyncBulk {
+            dst,
+            src,
+            size,
+            mbar,
+            multicast,
+            ..
+        } => {
+            e.reads = addr_reads(dst.base);
+            e.reads.extend(addr_reads(src.base));
+            e.reads.push(*size);
+            if let Some(m) = mbar {
+                e.reads.extend(addr_reads(m.base));
+            }
+            e.reads.extend(multicast.iter().copied());
+        }
+        Op::CpAsyncBulkTensor {
+            rank,
+            smem,
+            tmap,
+            coords,
+            mbar,
+            multicast,
+            ..
+        } => {
+            e.reads = addr_reads(smem.base);
+            e.reads.extend(addr_reads(tmap.base));
+            e.reads.extend(coords[..*rank as usize].iter().copied());
+            if let Some(m) = mbar {
+                e.reads.extend(addr_reads(m.base));
+            }
+            e.reads.extend(multicast.iter().copied());
+        }
+        // A warpgroup collective: each lane receives its fragment of D, computed from the
+        // shared-memory operands and the other lanes' A fragments.
+        Op::Wgmma(w) => {
+            e.writes = w.d.as_slice().to_vec();
+            if let gpusim_isa::WgmmaA::Desc(o) = &w.a {
+                e.reads.push(*o);
+            }
+            e.reads.extend([w.b, w.scale_d]);
+            e.origin = source(SourceKind::Collective("wgmma.mma_async"));
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "wgmma.mma_async",
+            });
+        }
+        Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "wgmma",
+            });
+        }
         Op::CvtPack { d, a, b, .. } => {
             e.writes = vec![*d];
             e.reads = vec![*a, *b];

@@ -143,6 +143,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         let opts = RunOptions {
             trace_warps: binding.is_some(),
             progress: false,
+            skip_tensor_math: false,
         };
         let mut r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
         traces.push(match &mut r {
@@ -206,6 +207,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         let opts = RunOptions {
             trace_warps: true,
             progress: false,
+            skip_tensor_math: false,
         };
         match crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts) {
             Ok(out) => {

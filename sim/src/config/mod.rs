@@ -29,6 +29,11 @@ pub struct Config {
     pub interconnect: InterconnectConfig,
     /// A kernel still running after this many cycles is stopped with a watchdog fault.
     pub watchdog_cycles: u64,
+    /// The core clock every cycle figure of the config is counted at, in MHz: turns cycles
+    /// into time (`gpusim gemm`: seconds, TFLOP/s, the peak rates). Optional: the simulation
+    /// itself never reads it.
+    #[serde(default)]
+    pub clock_mhz: Option<u32>,
     /// Memory programs by operation, as text (`programs`; key `st_global_wb` for
     /// `st.global.wb`); absent ones are the library's. Parsed and checked on load.
     #[serde(default)]
@@ -83,6 +88,55 @@ pub struct SmConfig {
     /// unit in the same cycle (Fermi GF104-style dual issue).
     pub dual_issue: bool,
     pub units: UnitsConfig,
+    /// The SM's tensor memory accelerator (TMA copy engine) for `cp.async.bulk{.tensor}`
+    /// (defaults: the H100 figures, for configs of GPUs that have none).
+    #[serde(default)]
+    pub tma: TmaConfig,
+    /// `wgmma.mma_async` timing on the sub-partition's tensor unit (defaults: the H100
+    /// figures, for configs written before it existed).
+    #[serde(default)]
+    pub wgmma: WgmmaConfig,
+}
+
+/// `wgmma.mma_async` timing: each warp's 16-row slice (16·N·K multiply-adds) holds its
+/// sub-partition's tensor unit for ⌈FMAs / rate⌉ cycles, the rate being `fmas_per_cycle` for
+/// .f16/.bf16, half of it for .tf32 and twice it for fp8; its accumulators are ready `latency`
+/// cycles after the slice leaves the unit.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct WgmmaConfig {
+    pub fmas_per_cycle: u32,
+    pub latency: u32,
+}
+
+impl Default for WgmmaConfig {
+    /// The H100 values of configs/hopper-h100.yaml (sources there).
+    fn default() -> Self {
+        WgmmaConfig {
+            fmas_per_cycle: 512,
+            latency: 2,
+        }
+    }
+}
+
+/// The TMA engine of one SM: a bulk or tensor copy is split into L1-line requests that the
+/// engine issues at `bytes_per_cycle`; the bytes land in shared memory `latency` cycles after
+/// the last line has come back (the engine's address generation and shared-memory write).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TmaConfig {
+    pub latency: u32,
+    pub bytes_per_cycle: u32,
+}
+
+impl Default for TmaConfig {
+    /// The H100 values of configs/hopper-h100.yaml (sources there).
+    fn default() -> Self {
+        TmaConfig {
+            latency: 100,
+            bytes_per_cycle: 128,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -387,6 +441,27 @@ impl Config {
         }
         if self.watchdog_cycles == 0 {
             return Err(("watchdog_cycles", "must be positive".into()));
+        }
+        if self.clock_mhz.is_some_and(|c| c == 0 || c > 100_000) {
+            return Err(("clock_mhz", "must be between 1 and 100000 (MHz)".into()));
+        }
+        if sm.wgmma.fmas_per_cycle < 2 || sm.wgmma.fmas_per_cycle > 1 << 20 {
+            return Err((
+                "sm.wgmma.fmas_per_cycle",
+                format!("must be in 2..=1048576, got {}", sm.wgmma.fmas_per_cycle),
+            ));
+        }
+        if sm.wgmma.latency > 1 << 20 {
+            return Err((
+                "sm.wgmma.latency",
+                format!("must be at most 1048576, got {}", sm.wgmma.latency),
+            ));
+        }
+        if sm.tma.bytes_per_cycle == 0 || sm.tma.bytes_per_cycle > 4096 {
+            return Err((
+                "sm.tma.bytes_per_cycle",
+                format!("must be in 1..=4096, got {}", sm.tma.bytes_per_cycle),
+            ));
         }
         let u = &sm.units;
         for (key, unit) in [

@@ -37,6 +37,10 @@ pub struct Cta {
     pub thread_arrivals: bool,
     /// Threads that have exited (counted only with `thread_arrivals`).
     pub exited_threads: u32,
+    /// Warps suspended in `mbarrier.try_wait` on this CTA's barriers.
+    pub mbar_waiters: Vec<super::async_state::MbarWaiter>,
+    /// Each warpgroup's wgmma instruction sequence not yet reached by all its warps.
+    pub wgmma_log: super::wgmma_state::WarpgroupLog,
 }
 
 /// A `bar.red` result to write: destination register, lanes, value.

@@ -245,8 +245,47 @@ pub fn deps_of(inst: &Inst) -> Deps {
             d.addr(addr);
             rs.as_slice().iter().for_each(|r| d.write(*r));
         }
+        // guard + A (a descriptor or 4 registers) + b-desc + scale-d: at most 7 reads. D is
+        // neither read nor written here: its scoreboard entries are set at completion
+        // (`wgmma_state::time_issue`) and a later wgmma accumulating into it does not wait.
+        Op::Wgmma(w) => {
+            match &w.a {
+                WgmmaA::Desc(o) => d.op(o),
+                WgmmaA::Regs(l) => l.as_slice().iter().for_each(|r| d.read(*r)),
+            }
+            d.op(&w.b);
+            d.op(&w.scale_d);
+        }
+        Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {}
         Op::Stmatrix { addr, src, .. } => {
             d.addr(addr);
+            src.as_slice().iter().for_each(|r| d.read(*r));
+        }
+        Op::MmaM884 { d: rd, a, b, c, .. } | Op::WmmaMma { d: rd, a, b, c, .. } => {
+            for r in a.as_slice().iter().chain(b.as_slice()).chain(c.as_slice()) {
+                d.read(*r);
+            }
+            rd.as_slice().iter().for_each(|r| d.write(*r));
+        }
+        Op::WmmaLoad {
+            d: rs,
+            addr,
+            stride,
+            ..
+        } => {
+            d.addr(addr);
+            if let Some(s) = stride {
+                d.op(s);
+            }
+            rs.as_slice().iter().for_each(|r| d.write(*r));
+        }
+        Op::WmmaStore {
+            addr, src, stride, ..
+        } => {
+            d.addr(addr);
+            if let Some(s) = stride {
+                d.op(s);
+            }
             src.as_slice().iter().for_each(|r| d.read(*r));
         }
         // The copy writes shared memory, not registers: nothing for the scoreboard to hold.
@@ -266,6 +305,86 @@ pub fn deps_of(inst: &Inst) -> Deps {
             }
             args.iter().for_each(|a| d.op(a));
         }
+        Op::MbarInit { addr, count, .. } => {
+            d.addr(addr);
+            d.op(count);
+        }
+        Op::MbarInval { addr, .. } | Op::CpAsyncMbarArrive { addr, .. } => d.addr(addr),
+        Op::MbarArrive {
+            addr,
+            state,
+            count,
+            expect_tx,
+            ..
+        } => {
+            d.addr(addr);
+            count.iter().chain(expect_tx).for_each(|o| d.op(o));
+            if let Some(r) = state {
+                d.write(*r);
+            }
+        }
+        Op::MbarTx { addr, bytes, .. } => {
+            d.addr(addr);
+            d.op(bytes);
+        }
+        Op::MbarWait {
+            done,
+            addr,
+            phase,
+            hint,
+            ..
+        } => {
+            d.addr(addr);
+            d.op(phase);
+            if let Some(h) = hint {
+                d.op(h);
+            }
+            d.write(*done);
+        }
+        Op::MbarPendingCount { d: r, state } => {
+            d.op(state);
+            d.write(*r);
+        }
+        Op::ElectSync { d: r, p, mask } => {
+            d.op(mask);
+            if let Some(r) = r {
+                d.write(*r);
+            }
+            d.write(*p);
+        }
+        Op::CpAsyncBulk {
+            dst,
+            src,
+            size,
+            mbar,
+            multicast,
+            ..
+        } => {
+            d.addr(dst);
+            d.addr(src);
+            d.op(size);
+            mbar.iter().for_each(|a| d.addr(a));
+            multicast.iter().for_each(|o| d.op(o));
+        }
+        Op::CpAsyncBulkTensor {
+            rank,
+            smem,
+            tmap,
+            coords,
+            mbar,
+            multicast,
+            ..
+        } => {
+            d.addr(smem);
+            d.addr(tmap);
+            coords[..*rank as usize].iter().for_each(|o| d.op(o));
+            mbar.iter().for_each(|a| d.addr(a));
+            multicast.iter().for_each(|o| d.op(o));
+        }
+        Op::FenceProxyAsync { .. }
+        | Op::Setmaxnreg { .. }
+        | Op::CpAsyncBulkCommit
+        | Op::CpAsyncBulkWait { .. } => {}
         Op::Fence { .. }
         | Op::CpAsyncCommit
         | Op::CpAsyncWait { .. }

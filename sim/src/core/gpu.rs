@@ -23,6 +23,9 @@ pub struct LaunchSpec {
     pub trace: bool,
     /// Show a progress line on stderr (only if it is a terminal and the run is long).
     pub progress: bool,
+    /// Timing-only run: `mma.sync` and `wgmma` leave their accumulators unchanged (the
+    /// multiply-adds are skipped; every cycle is the same).
+    pub skip_tensor_math: bool,
 }
 
 /// What a completed launch produced.
@@ -46,8 +49,7 @@ pub fn run_launch(
     // Saturating, not overflowing: an absurd block or shared size is rejected by `check_fits`.
     let threads = spec.block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
     let n_warps = threads.div_ceil(ws);
-    let regs = prog.funcs[spec.entry.0 as usize]
-        .regs_per_thread
+    let regs = regs_per_thread(prog, cfg, spec.entry)
         .saturating_mul(n_warps)
         .saturating_mul(ws);
     let static_shared = prog.module.shared_bytes as u32;
@@ -69,6 +71,7 @@ pub fn run_launch(
         trace: spec.trace,
         programs: &crate::mem::hierarchy::ProgramTable::new(cfg),
         costs: crate::mem::hierarchy::Costs::of(cfg),
+        skip_tensor_math: spec.skip_tensor_math,
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
     // L1s start cold at every launch (the formal `flush` at the grid boundary); the L2 keeps
@@ -84,6 +87,11 @@ pub fn run_launch(
     let mut epoch = 0u64;
     let started = std::time::Instant::now();
     let mut progress = crate::progress::Progress::new(spec.progress);
+    // Per-SM gating: an SM that issued nothing sleeps until its earliest wake-up (a warp's
+    // ready time, a unit freeing, a copy landing) or a new CTA; nothing another SM does can
+    // wake it sooner. `last[i]` is the last cycle SM i was stepped or accounted for.
+    let mut wake = vec![0u64; sms.len()];
+    let mut last: Vec<Option<u64>> = vec![None; sms.len()];
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = (|| -> Result<(), Fault> {
         loop {
@@ -98,6 +106,7 @@ pub fn run_launch(
                     let (cta, warps) =
                         make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
                     sms[sm_i].launch_cta(cta, warps);
+                    wake[sm_i] = cycle;
                     next_cta += 1;
                     tried = 0;
                 } else {
@@ -111,13 +120,31 @@ pub fn run_launch(
             let mut issued = 0;
             let mut next_ready: Option<u64> = None;
             let mut suspect = false;
-            for sm in sms.iter_mut().filter(|s| !s.is_idle()) {
+            for (i, sm) in sms.iter_mut().enumerate() {
+                if sm.is_idle() {
+                    continue;
+                }
+                if wake[i] > cycle {
+                    next_ready = Some(next_ready.map_or(wake[i], |n| n.min(wake[i])));
+                    continue;
+                }
+                if let Some(l) = last[i] {
+                    if l + 1 < cycle {
+                        sm.account_idle(l + 1, cycle - l - 1);
+                    }
+                }
                 let r = sm.step(cycle, &sh, global, l2, &mut epoch)?;
+                last[i] = Some(cycle);
                 issued += r.issued;
                 done_ctas += r.ctas_completed as u64;
                 suspect |= r.spin_suspect;
-                if let Some(t) = r.next_ready {
-                    next_ready = Some(next_ready.map_or(t, |n| n.min(t)));
+                wake[i] = if r.issued > 0 || r.ctas_completed > 0 {
+                    cycle + 1
+                } else {
+                    r.next_ready.map_or(u64::MAX, |t| t.max(cycle + 1))
+                };
+                if wake[i] != u64::MAX {
+                    next_ready = Some(next_ready.map_or(wake[i], |n| n.min(wake[i])));
                 }
             }
             if suspect {
@@ -138,13 +165,9 @@ pub fn run_launch(
                 cycle += 1;
                 continue;
             }
+            // (Skipped cycles are accounted per SM when it is next stepped.)
             match next_ready {
-                Some(t) if t > cycle => {
-                    for sm in sms.iter_mut() {
-                        sm.account_idle(cycle + 1, t - cycle - 1);
-                    }
-                    cycle = t;
-                }
+                Some(t) if t > cycle => cycle = t,
                 Some(_) => cycle += 1,
                 None => {
                     let mut f = Fault::new(FaultKind::Deadlock, format!("no warp of kernel `{}` can ever proceed (cycle {cycle}): each waits on a barrier that cannot complete", geom.kernel));
@@ -298,6 +321,8 @@ fn make_cta(
             mem_values: Vec::new(),
             async_copies: Vec::new(),
             async_group: 0,
+            hopper: Default::default(),
+            wgmma: Default::default(),
         });
     }
     let cta = Cta {
@@ -312,6 +337,8 @@ fn make_cta(
         shared_bytes: shared,
         thread_arrivals: warps.first().is_some_and(|w| w.simt.independent_threads()),
         exited_threads: 0,
+        mbar_waiters: Vec::new(),
+        wgmma_log: Default::default(),
     };
     for w in &mut warps {
         w.refresh_ready(prog);
@@ -339,4 +366,21 @@ fn check_livelock(sms: &[Sm], prog: &Program, epoch: u64) -> Result<(), Fault> {
     );
     f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
     Err(f)
+}
+
+/// Registers per thread of `entry`: gpusim's liveness estimate, capped as ptxas caps them for a
+/// kernel with `.maxntid` (`__launch_bounds__`): a CTA of that many threads must fit the
+/// register file of each sub-partition, in multiples of 8 (what the compiler would spill is
+/// not modelled).
+fn regs_per_thread(prog: &Program, cfg: &Config, entry: gpusim_isa::FuncId) -> u32 {
+    let est = prog.funcs[entry.0 as usize].regs_per_thread;
+    let Some(ntid) = prog.module.function(entry).max_ntid else {
+        return est;
+    };
+    let ws = cfg.sm.warp_size.max(1);
+    let parts = cfg.sm.schedulers.max(1);
+    let warps = ntid.iter().product::<u32>().div_ceil(ws).max(1);
+    let per_part = warps.div_ceil(parts);
+    let cap = (cfg.sm.registers / parts / (per_part * ws).max(1)) / 8 * 8;
+    est.min(cap.max(8))
 }

@@ -5,17 +5,20 @@
 //! decided by the SM (`sm`) and its latency model, so schedulers, pipelines and the memory
 //! system can change without touching semantics.
 
+pub mod async_state;
 pub mod cta;
 pub mod deps;
 pub mod exec;
 pub mod fault;
 pub mod gpu;
+pub mod landing;
 pub mod liveness;
 pub mod program;
 pub mod sched;
 pub mod sm;
 pub mod subpart;
 pub mod warp;
+pub mod wgmma_state;
 
 pub use fault::{Fault, FaultKind};
 pub use gpu::{run_launch, LaunchResult, LaunchSpec};

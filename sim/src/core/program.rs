@@ -123,11 +123,15 @@ impl Class {
 /// one, except an `mma` with more multiply-adds than m16n8k16 (16·8·16 = 2048, the shape
 /// `sm.units.tensor` is calibrated on), which takes ⌈FMAs / 2048⌉ — m16n8k32 (4096) two.
 /// Smaller shapes (m16n8k8, m8n8k16) still take a whole interval: the unit issues whole
-/// instructions. Its result comes (passes − 1) intervals after the tensor latency.
+/// instructions. Its result comes (passes − 1) intervals after the tensor latency. A
+/// `wmma.mma` m16n16k16, m32n8k16 or m8n32k16 (4096) takes two, m16n16k8 and `mma.m8n8k4`
+/// (four 8·8·4 products, 1024) one.
 pub fn tensor_passes(op: &Op) -> u32 {
     const BASE_FMAS: usize = 16 * 8 * 16;
     match op {
         Op::MmaInt { shape, .. } => semantics::mma_int_fmas(*shape).div_ceil(BASE_FMAS) as u32,
+        Op::MmaM884 { .. } => semantics::MMA_M884_FMAS.div_ceil(BASE_FMAS) as u32,
+        Op::WmmaMma { shape, .. } => semantics::wmma_fmas(*shape).div_ceil(BASE_FMAS) as u32,
         _ => 1,
     }
 }
@@ -160,13 +164,35 @@ fn class_of(op: &Op) -> Class {
         Op::Setp { ty, .. } | Op::Set { sty: ty, .. } if ty.is_float() => Class::Fp32,
         Op::Ld { space, .. } | Op::St { space, .. } => mem(*space),
         Op::Atom { .. } => Class::Atomic,
-        Op::Mma { .. } | Op::MmaInt { .. } => Class::Tensor,
+        Op::Mma { .. } | Op::MmaInt { .. } | Op::MmaM884 { .. } | Op::WmmaMma { .. } => {
+            Class::Tensor
+        }
+        // `wmma` fragment moves are loads and stores of their space on the ldst unit.
+        Op::WmmaLoad { space, .. } | Op::WmmaStore { space, .. } => mem(*space),
         // The fragment moves are shared-memory accesses on the ldst unit; a cp.async is timed
         // by its global read (the landing in shared memory is `Sm::land_async_copies`).
         Op::Ldmatrix { .. } | Op::Stmatrix { .. } => Class::Shared,
         Op::CpAsync { .. } => Class::Global,
         // Group bookkeeping only: like a fence, on the branch unit (the wait is a hold).
         Op::CpAsyncCommit | Op::CpAsyncWait { .. } => Class::Barrier,
+        // mbarrier operations are atomic updates of a shared-memory word.
+        Op::MbarInit { .. }
+        | Op::MbarInval { .. }
+        | Op::MbarArrive { .. }
+        | Op::MbarTx { .. }
+        | Op::MbarWait { .. }
+        | Op::CpAsyncMbarArrive { .. } => Class::Shared,
+        Op::MbarPendingCount { .. } | Op::ElectSync { .. } => Class::Int,
+        // The copy engine takes the request from the LD/ST unit; the warp does not wait.
+        Op::CpAsyncBulk { .. } | Op::CpAsyncBulkTensor { .. } => Class::Global,
+        Op::FenceProxyAsync { .. }
+        | Op::Setmaxnreg { .. }
+        | Op::CpAsyncBulkCommit
+        | Op::CpAsyncBulkWait { .. } => Class::Barrier,
+        // wgmma.mma_async occupies the tensor unit for its slice (`wgmma_state::slice_cycles`);
+        // the fence and the group bookkeeping are cheap, like cp.async's (the wait is a hold).
+        Op::Wgmma(_) => Class::Tensor,
+        Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => Class::Barrier,
         Op::Bar { .. } | Op::WarpSync { .. } | Op::Fence { .. } => Class::Barrier,
         Op::Bra { .. }
         | Op::BrxIdx { .. }

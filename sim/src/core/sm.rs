@@ -1,6 +1,7 @@
 //! One SM: resident CTAs and warps, its warp schedulers, the scoreboard, barriers, and the
 //! per-cycle issue step. Each scheduler issues at most one instruction per cycle.
 
+mod hopper;
 use super::cta::{Arrival, Cta, Release};
 use super::exec::{ExecEnv, Executed, MemSummary};
 use super::fault::{Fault, FaultKind};
@@ -32,6 +33,9 @@ pub struct Sm {
     pub events: Vec<WarpEvent>,
     next_age: u64,
     cands: Vec<Candidate>,
+    /// Bulk and tensor copies on their way into shared memory (`sm::hopper`).
+    landings: super::landing::Landings,
+    landing_buf: Vec<super::landing::Landing>,
 }
 
 /// What one SM cycle did.
@@ -56,6 +60,8 @@ pub struct Shared<'a> {
     /// The memory program of every operation, and the cost of each place a step reaches.
     pub programs: &'a crate::mem::hierarchy::ProgramTable,
     pub costs: crate::mem::hierarchy::Costs,
+    /// Timing-only run: tensor instructions leave their accumulators unchanged.
+    pub skip_tensor_math: bool,
 }
 
 impl Sm {
@@ -78,6 +84,8 @@ impl Sm {
             events: Vec::new(),
             next_age: 0,
             cands: Vec::with_capacity(n),
+            landings: Default::default(),
+            landing_buf: Vec::new(),
         }
     }
 
@@ -161,6 +169,10 @@ impl Sm {
             spin_suspect: false,
         };
         self.land_async_copies(cycle, epoch);
+        self.land_bulk(cycle, epoch, sh.prog);
+        if let Some(t) = self.next_landing() {
+            res.next_ready = Some(t);
+        }
         let n_parts = self.parts.len();
         for s in 0..n_parts {
             self.cands.clear();
@@ -310,9 +322,14 @@ impl Sm {
         let r = Self::issue_warp(ctx, w, slot, cycle, sh, global, epoch, res);
         w.refresh_ready(sh.prog);
         let done = r?;
+        self.after_async(slot, cycle, sh.prog);
         // An uncoalesced or bank-conflicted access holds the ldst unit for all its passes.
         if let (Some((u, i)), true) = (held, done.passes > 1) {
             self.stats.unit_busy[u as usize] += self.parts[part].hold(u, i, cycle, done.passes);
+        }
+        // A wgmma slice holds the tensor unit for its cycles.
+        if let (Some((u, i)), Some(busy)) = (held, done.tensor_busy) {
+            self.stats.unit_busy[u as usize] += self.parts[part].hold_cycles(u, i, cycle, busy);
         }
         if let Some(release) = done.release {
             self.apply_release(release, cycle, sh, epoch);
@@ -383,8 +400,16 @@ impl Sm {
                 costs: sh.costs,
                 counters: &mut ctx.stats.memory,
             },
+            tma: sh.cfg.sm.tma,
+            wgmma_log: &mut cta.wgmma_log,
+            skip_tensor_math: sh.skip_tensor_math,
         };
         let ex: Executed = env.execute(w, inst)?;
+        // An executed wgmma.mma_async: D's completion and the cycles it holds the tensor unit.
+        let tensor_busy = match ex.lanes {
+            0 => None,
+            _ => super::wgmma_state::time_issue(w, &inst.op, cycle, &sh.cfg.sm.wgmma),
+        };
         let class = sh.prog.funcs[f.0 as usize].class[pc];
         let passes = match ex.mem {
             Some(m) => mem_passes(&m, ctx.stats),
@@ -421,6 +446,7 @@ impl Sm {
         ctx.stats.lanes[ex.lanes.count_ones() as usize] += 1;
         let mut done = IssueDone {
             passes,
+            tensor_busy,
             completed: false,
             release: None,
             lanes_exited: false,
@@ -654,6 +680,7 @@ impl Sm {
                 continue;
             }
             let cta = self.ctas[cslot].take().unwrap();
+            self.forget_cta(cslot);
             let n_parts = self.parts.len();
             for s in &cta.warps {
                 self.warps[*s] = None;
@@ -772,6 +799,8 @@ struct IssueCtx<'a> {
 struct IssueDone {
     /// Passes of a memory instruction through the ldst unit (1 otherwise).
     passes: u32,
+    /// Cycles a wgmma.mma_async holds the tensor unit (`wgmma_state::time_issue`).
+    tensor_busy: Option<u64>,
     completed: bool,
     release: Option<Release>,
     /// Threads exited while their warp goes on (counted per thread, `Cta::thread_arrivals`).

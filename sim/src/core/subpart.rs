@@ -64,6 +64,18 @@ impl SubPartition {
     }
 }
 
+impl SubPartition {
+    /// Keep unit `idx` of kind `u`, occupied at `cycle`, busy until `cycle + cycles` at least
+    /// (a `wgmma` slice); returns the busy cycles added.
+    pub fn hold_cycles(&mut self, u: Unit, idx: usize, cycle: u64, cycles: u64) -> u64 {
+        let until = cycle + cycles;
+        let t = &mut self.busy_until[u as usize][idx];
+        let added = until.saturating_sub(*t);
+        *t = until.max(*t);
+        added
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

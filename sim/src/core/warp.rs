@@ -83,6 +83,10 @@ pub struct Warp {
     /// (groups below this number are committed). Kept per warp, not per thread: a wait then
     /// covers every lane's groups, never fewer than the thread's own (docs/memory.md).
     pub async_group: u64,
+    /// Bulk groups, pending landings, mbarrier completions and suspensions (Hopper).
+    pub hopper: super::async_state::WarpAsync,
+    /// The warp's wgmma groups and its position in its warpgroup's wgmma sequence.
+    pub wgmma: super::wgmma_state::WarpWgmma,
 }
 
 /// One lane's `cp.async`: `len` bytes (source bytes, then the zero fill) for the CTA's shared

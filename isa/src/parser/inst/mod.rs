@@ -6,9 +6,12 @@
 mod collective;
 mod control;
 mod data;
+mod hopper;
 mod memory;
 mod sync;
 mod tensor;
+mod wgmma;
+mod wmma;
 
 use super::body::Body;
 use super::cursor::PResult;
@@ -323,6 +326,14 @@ impl<'a> ModuleParser<'a> {
             | "lop3" | "dp4a" | "dp2a" | "testp" | "isspacep" | "bmsk" | "szext" | "fns" => {
                 self.decode_data(b, name, nspan, m, raw, span, inst_idx)
             }
+            "wgmma" => self.decode_wgmma(b, nspan, m, raw, span),
+            "mbarrier" | "elect" | "setmaxnreg" => self.decode_hopper(b, name, nspan, m, raw, span),
+            "cp" if ["bulk", "mbarrier", "reduce"].iter().any(|w| m.has(w)) => {
+                self.decode_hopper(b, name, nspan, m, raw, span)
+            }
+            "fence" if m.has("proxy") || m.has("mbarrier_init") => {
+                self.decode_hopper(b, name, nspan, m, raw, span)
+            }
             "ld" | "ldu" | "st" | "atom" | "red" | "cp" => {
                 self.decode_memory(b, name, nspan, m, raw, span, inst_idx)
             }
@@ -339,6 +350,7 @@ impl<'a> ModuleParser<'a> {
             "mma" | "ldmatrix" | "stmatrix" => {
                 self.decode_tensor(b, name, nspan, m, raw, span, inst_idx)
             }
+            "wmma" => self.decode_wmma(b, nspan, m, raw, span),
             _ => Err(self
                 .c
                 .err(nspan, format!("unsupported instruction `{name}`"))),

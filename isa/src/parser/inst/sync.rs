@@ -9,7 +9,7 @@ impl<'a> ModuleParser<'a> {
         &mut self,
         b: &mut Body,
         name: &str,
-        nspan: Span,
+        _nspan: Span,
         m: &mut Mods,
         raw: &[RawOp],
         span: Span,
@@ -28,9 +28,6 @@ impl<'a> ModuleParser<'a> {
                 Ok(Op::Fence { level })
             }
             "fence" => {
-                if m.take("proxy") {
-                    return Err(self.c.err(nspan, "unsupported instruction `fence.proxy` (async proxies are not modelled yet)"));
-                }
                 m.take_any(&["sc", "acq_rel"]);
                 let level = match m.take_any(&["cta", "gpu", "sys", "cluster"]) {
                     Some("cta") => FenceLevel::Cta,

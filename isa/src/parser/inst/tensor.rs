@@ -39,12 +39,17 @@ impl<'a> ModuleParser<'a> {
                 .c
                 .err(span, "`mma` needs .sync and .aligned (mma.sync.aligned...)"));
         }
+        // The Volta quad-pair shape has its own layouts and accumulator types (PTX ISA 9.0
+        // §9.7.14.5.1): `wmma.rs`.
+        if m.take("m8n8k4") {
+            return self.mma_m884(b, m, raw, span);
+        }
         let shape_name = match m.take_any(&["m16n8k16", "m16n8k8", "m8n8k16", "m16n8k32"]) {
             Some(s) => s,
             None => {
                 return Err(self.c.err(
                     span,
-                    "unsupported `mma` shape: gpusim supports .m16n8k16 and .m16n8k8 (floating point) and .m8n8k16, .m16n8k16 and .m16n8k32 (.s8/.u8)",
+                    "unsupported `mma` shape: gpusim supports .m16n8k16 and .m16n8k8 (floating point), .m8n8k4 (.f16) and .m8n8k16, .m16n8k16 and .m16n8k32 (.s8/.u8)",
                 ))
             }
         };
@@ -249,7 +254,7 @@ impl<'a> ModuleParser<'a> {
             ));
         }
         let mut v = RegVec {
-            regs: [RegId(0); 4],
+            regs: [RegId(0); RegVec::MAX],
             len: n as u8,
         };
         for (i, it) in items.into_iter().enumerate() {

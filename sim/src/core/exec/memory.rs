@@ -27,7 +27,7 @@ pub(super) struct Prog {
 }
 
 impl Prog {
-    fn id(self, space: Space) -> OpProgram {
+    pub(super) fn id(self, space: Space) -> OpProgram {
         hier::program_id(hier::program_name(
             self.kind,
             space,
@@ -44,7 +44,7 @@ pub(super) struct Timing {
 }
 
 impl Timing {
-    fn add(&mut self, d: Done) {
+    pub(super) fn add(&mut self, d: Done) {
         self.release = self.release.max(d.release);
         self.end = self.end.max(d.end);
     }

@@ -4,13 +4,17 @@
 
 mod alu;
 mod async_copy;
+mod bulk;
 mod collective;
 mod control;
 mod matrix;
+mod mbarrier;
 mod memory;
 pub use memory::LOCAL_LIMIT_KEY;
 mod sync;
 mod tensor;
+mod wgmma;
+mod wmma;
 
 use super::fault::{Fault, FaultKind};
 use super::program::{Loc, Program};
@@ -50,6 +54,12 @@ pub struct ExecEnv<'a> {
     pub coalescer: mem::coalesce::Geometry,
     /// The memory hierarchy the instruction's memory programs run on.
     pub mem: MemPort<'a>,
+    /// The CTA's record of each warpgroup's wgmma instruction sequence.
+    pub wgmma_log: &'a mut super::wgmma_state::WarpgroupLog,
+    /// Timing-only run: `mma` and `wgmma` leave D unchanged (`RunOptions::skip_tensor_math`).
+    pub skip_tensor_math: bool,
+    /// The SM's TMA engine (`exec::bulk`).
+    pub tma: crate::config::TmaConfig,
 }
 
 /// The memory hierarchy as one SM's instruction sees it (`mem::hierarchy`).
@@ -321,12 +331,34 @@ impl<'a> ExecEnv<'a> {
             | Op::Match { .. }
             | Op::ActiveMask { .. }
             | Op::Redux { .. } => self.exec_collective(w, inst, exec, &mut out)?,
-            Op::Mma { .. } | Op::MmaInt { .. } => self.exec_tensor(w, inst, exec)?,
+            Op::Mma { .. } | Op::MmaInt { .. } | Op::MmaM884 { .. } | Op::WmmaMma { .. } => {
+                self.exec_tensor(w, inst, exec)?
+            }
+            Op::WmmaLoad { .. } | Op::WmmaStore { .. } => {
+                out.mem = self.exec_wmma(w, inst, exec)?
+            }
             Op::Ldmatrix { .. } | Op::Stmatrix { .. } => {
                 out.mem = self.exec_matrix(w, inst, exec)?
             }
             Op::CpAsync { .. } | Op::CpAsyncCommit | Op::CpAsyncWait { .. } => {
                 out.mem = self.exec_async(w, inst, exec)?
+            }
+            Op::MbarInit { .. }
+            | Op::MbarInval { .. }
+            | Op::MbarArrive { .. }
+            | Op::MbarTx { .. }
+            | Op::MbarWait { .. }
+            | Op::MbarPendingCount { .. }
+            | Op::CpAsyncMbarArrive { .. }
+            | Op::FenceProxyAsync { .. }
+            | Op::ElectSync { .. }
+            | Op::Setmaxnreg { .. } => self.exec_mbarrier(w, inst, exec)?,
+            Op::CpAsyncBulk { .. }
+            | Op::CpAsyncBulkTensor { .. }
+            | Op::CpAsyncBulkCommit
+            | Op::CpAsyncBulkWait { .. } => self.exec_bulk(w, inst, exec)?,
+            Op::Wgmma(_) | Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {
+                self.exec_wgmma(w, inst, exec)?
             }
             Op::Bra { .. }
             | Op::BrxIdx { .. }

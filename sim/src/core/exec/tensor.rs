@@ -1,7 +1,8 @@
 //! Warp-level matrix multiply-accumulate (`mma.sync.aligned`) as a warp collective: the lanes'
 //! fragments are gathered, `isa::semantics::mma` computes D = A·B + C for the whole warp, and
-//! each lane receives its d registers (`isa::semantics::mma_int` for the .s8/.u8 forms). Its
-//! timing is the tensor unit's (`sm.units.tensor`), scaled by the shape (`tensor_passes`).
+//! each lane receives its d registers (`isa::semantics::mma_int` for the .s8/.u8 forms,
+//! `mma_m884` for the quad-pair m8n8k4, `wmma_mma` for `wmma.mma`). Its timing is the tensor
+//! unit's (`sm.units.tensor`), scaled by the shape (`tensor_passes`).
 
 use super::*;
 
@@ -13,15 +14,29 @@ impl<'a> ExecEnv<'a> {
         exec: Mask,
     ) -> Result<(), Fault> {
         let (d, a, b, c) = match &inst.op {
-            Op::Mma { d, a, b, c, .. } | Op::MmaInt { d, a, b, c, .. } => (d, a, b, c),
-            _ => unreachable!("`execute` dispatches only mma here"),
+            Op::Mma { d, a, b, c, .. }
+            | Op::MmaInt { d, a, b, c, .. }
+            | Op::MmaM884 { d, a, b, c, .. }
+            | Op::WmmaMma { d, a, b, c, .. } => (d, a, b, c),
+            _ => unreachable!("`execute` dispatches only mma and wmma.mma here"),
         };
         // A guard false on every lane skips it uniformly, which `.aligned` allows (PTX ISA 9.0
         // §9.7.14.5.14: the condition must evaluate identically across the warp).
         if exec == 0 {
             return Ok(());
         }
-        self.require_full_warp(w, inst, exec, "mma.sync")?;
+        let name = match inst.op {
+            Op::WmmaMma { .. } => "wmma.mma.sync",
+            _ => "mma.sync",
+        };
+        self.require_full_warp(w, inst, exec, name)?;
+        if matches!(inst.op, Op::MmaM884 { .. } | Op::WmmaMma { .. }) {
+            return self.exec_wide_mma(w, inst, (d, a, b, c));
+        }
+        // A timing-only run leaves D as it is (`RunOptions::skip_tensor_math`).
+        if self.skip_tensor_math {
+            return Ok(());
+        }
         let mut fa = [[0u64; 4]; sem::MMA_LANES];
         let mut fb = [[0u64; 2]; sem::MMA_LANES];
         let mut fc = [[0u64; 4]; sem::MMA_LANES];
@@ -73,6 +88,76 @@ impl<'a> ExecEnv<'a> {
 }
 
 impl ExecEnv<'_> {
+    /// `mma.m8n8k4` and `wmma.mma`, whose fragments take up to eight registers per operand.
+    fn exec_wide_mma(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        (d, a, b, c): (&RegVec, &RegVec, &RegVec, &RegVec),
+    ) -> Result<(), Fault> {
+        let gather = |v: &RegVec| {
+            let mut f = [[0u64; sem::WMMA_MAX_REGS]; sem::MMA_LANES];
+            for (l, regs) in f.iter_mut().enumerate() {
+                for (i, r) in v.as_slice().iter().enumerate() {
+                    regs[i] = w.read(r.0, l);
+                }
+            }
+            f
+        };
+        let (fa, fb, fc) = (gather(a), gather(b), gather(c));
+        let out = match &inst.op {
+            Op::MmaM884 {
+                alayout,
+                blayout,
+                dty,
+                cty,
+                ..
+            } => {
+                let two = |f: &sem::WmmaFragments| {
+                    let mut o = [[0u64; 2]; sem::MMA_LANES];
+                    for (x, y) in o.iter_mut().zip(f) {
+                        x.copy_from_slice(&y[..2]);
+                    }
+                    o
+                };
+                sem::mma_m884(*alayout, *blayout, *dty, *cty, &two(&fa), &two(&fb), &fc)
+            }
+            Op::WmmaMma {
+                shape,
+                ab,
+                dty,
+                cty,
+                satfinite,
+                ..
+            } => match sem::wmma_mma(*shape, *ab, *dty, *cty, *satfinite, &fa, &fb, &fc) {
+                Some(out) => out,
+                None => {
+                    return Err(self.fault(
+                        w,
+                        inst,
+                        0,
+                        FaultKind::Control,
+                        format!(
+                            "`wmma.mma.{}` is not defined for .{} multiplicands with .{} / .{} accumulators",
+                            shape.name(),
+                            ab.name(),
+                            dty.name(),
+                            cty.name()
+                        ),
+                    ))
+                }
+            },
+            _ => unreachable!("exec_wide_mma runs mma.m8n8k4 and wmma.mma"),
+        };
+        // All inputs were read above, so d may name the same registers as c.
+        for (l, regs) in out.iter().enumerate() {
+            for (i, r) in d.as_slice().iter().enumerate() {
+                w.write(r.0, l, regs[i]);
+            }
+        }
+        Ok(())
+    }
+
     /// `.sync.aligned` warp collectives (`mma.sync`, `ldmatrix`, `stmatrix`): their fragment
     /// layouts are defined for 32-lane warps, and every thread of the warp executes the same
     /// instruction, none exited (PTX ISA §9.7.14.5.14); anything else is a divergent

@@ -73,6 +73,8 @@ pub struct SmMemory {
     mshr_free: Vec<u64>,
     /// The cycle each shared-memory bank's lock is released.
     bank_free: Vec<u64>,
+    /// The cycle from which the SM's TMA engine can issue its next line request.
+    pub tma_free: u64,
 }
 
 impl SmMemory {
@@ -81,6 +83,7 @@ impl SmMemory {
             l1: Cache::new(&cfg.l1_geometry()).expect("validated L1 geometry"),
             mshr_free: vec![0; cfg.l1.mshrs.max(1) as usize],
             bank_free: vec![0; cfg.sm.shared_banks.max(1) as usize],
+            tma_free: 0,
         }
     }
 }

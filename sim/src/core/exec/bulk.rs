@@ -1,0 +1,677 @@
+//! Bulk and tensor (TMA) copies: `cp.async.bulk`, `cp.async.bulk.tensor`,
+//! `cp.reduce.async.bulk.tensor` and the bulk groups (PTX ISA 9.0 §9.7.9.25.4–5).
+//!
+//! The SM's TMA engine (`sm.tma`) splits a copy into L1-line requests and issues one every
+//! `line_bytes / bytes_per_cycle` cycles, from when the engine is free; each request runs the
+//! `ld.global.cg` (loads) or `st.global.cg` (stores) memory program at its issue slot, so the
+//! bytes come from L2 or DRAM as the hierarchy holds them then and use its bandwidth. A load's
+//! bytes land in shared memory (`core::landing`) `sm.tma.latency` cycles after its last line
+//! came back, where they also complete the mbarrier's transactions. A store reads shared
+//! memory at issue and its bulk group completes when its last line is written; a reduction
+//! reads each line, combines and writes it back in one step (atomic with respect to every
+//! other access, as `.add` requires).
+
+use super::memory::{Prog, Timing};
+use super::*;
+use crate::core::async_state::BulkOp;
+use crate::core::landing::Landing;
+use gpusim_isa::semantics::tensor_map::{TensorMap, TmaType, TENSOR_MAP_BYTES};
+use gpusim_isa::semantics::Swizzle;
+
+/// A run of bytes: (offset in the shared image, global address, length).
+type Run = (u64, u64, u64);
+
+impl<'a> ExecEnv<'a> {
+    pub(super) fn exec_bulk(&mut self, w: &mut Warp, inst: &Inst, exec: Mask) -> Result<(), Fault> {
+        match &inst.op {
+            Op::CpAsyncBulkCommit => {
+                if exec != 0 {
+                    w.hopper.bulk_group += 1;
+                }
+            }
+            Op::CpAsyncBulkWait { n, read } => {
+                if exec != 0 {
+                    let older = w.hopper.bulk_group.saturating_sub(*n as u64);
+                    let t = w
+                        .hopper
+                        .bulk_ops
+                        .iter()
+                        .filter(|b| b.group < older)
+                        .map(|b| if *read { b.read_done } else { b.done })
+                        .max();
+                    if let Some(t) = t {
+                        w.hold(t, crate::stats::Stall::Membar);
+                    }
+                    let now = self.cycle;
+                    w.hopper.bulk_ops.retain(|b| b.done > now);
+                }
+            }
+            Op::CpAsyncBulk {
+                dir,
+                dst,
+                src,
+                size,
+                mbar,
+                multicast,
+            } => {
+                for l in lanes(exec) {
+                    self.bulk_copy(w, inst, l, *dir, (dst, src), size, mbar, multicast)?;
+                }
+            }
+            Op::CpAsyncBulkTensor {
+                dir,
+                rank,
+                smem,
+                tmap,
+                coords,
+                mbar,
+                multicast,
+            } => {
+                for l in lanes(exec) {
+                    let map = self.tensor_map(w, inst, l, tmap, *rank)?;
+                    let c: Vec<i64> = coords[..*rank as usize]
+                        .iter()
+                        .map(|o| self.val(w, o, l) as u32 as i32 as i64)
+                        .collect();
+                    match dir {
+                        TensorDir::Load => {
+                            self.tensor_load(w, inst, l, &map, &c, smem, mbar, multicast)?
+                        }
+                        TensorDir::Store => self.tensor_store(w, inst, l, &map, &c, smem, None)?,
+                        TensorDir::Reduce(r) => {
+                            self.tensor_store(w, inst, l, &map, &c, smem, Some(*r))?
+                        }
+                    }
+                }
+            }
+            _ => unreachable!("`execute` dispatches only bulk copies here"),
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn bulk_copy(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        l: usize,
+        dir: BulkDir,
+        (dst, src): (&Address, &Address),
+        size: &Operand,
+        mbar: &Option<Address>,
+        multicast: &Option<Operand>,
+    ) -> Result<(), Fault> {
+        let n = self.val(w, size, l) & 0xFFFF_FFFF;
+        if n % 16 != 0 {
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::Misaligned,
+                format!("cp.async.bulk size {n} is not a multiple of 16"),
+            ));
+        }
+        let space_of = |d: BulkDir| match d {
+            BulkDir::SharedToGlobal => (Space::Global, Space::Shared),
+            BulkDir::GlobalToShared => (Space::Shared, Space::Global),
+            BulkDir::SharedToCluster => (Space::Shared, Space::Shared),
+        };
+        let (dsp, ssp) = space_of(dir);
+        let d = self.bulk_addr(w, inst, l, dsp, dst, n, 16)?;
+        let s = self.bulk_addr(w, inst, l, ssp, src, n, 16)?;
+        match dir {
+            BulkDir::SharedToGlobal => {
+                let data = self.shared[s as usize..(s + n) as usize].to_vec();
+                let run = [(0, d, n)];
+                let (read_done, done) = self.write_runs(w, inst, l, &run, &data, None)?;
+                let group = w.hopper.bulk_group;
+                w.hopper.bulk_ops.push(BulkOp {
+                    group,
+                    read_done,
+                    done,
+                });
+            }
+            BulkDir::GlobalToShared | BulkDir::SharedToCluster => {
+                let bar = self.mbar_addr(
+                    w,
+                    inst,
+                    Space::Shared,
+                    mbar.as_ref().expect("parsed with its mbarrier"),
+                    l,
+                )?;
+                self.own_cta_only(w, inst, l, multicast)?;
+                let mut data = vec![0u8; n as usize];
+                let back = if dir == BulkDir::GlobalToShared {
+                    self.read_runs(w, inst, l, &[(0, s, n)], &mut data)?
+                } else {
+                    data.copy_from_slice(&self.shared[s as usize..(s + n) as usize]);
+                    self.engine_slots(n).1
+                };
+                w.hopper.landings_out.push(Landing {
+                    ready: back + self.tma.latency as u64,
+                    cta: w.cta,
+                    base: d,
+                    data,
+                    swizzle: Swizzle::None,
+                    mbar: Some(bar),
+                    arrivals: 0,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn tensor_load(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        l: usize,
+        map: &TensorMap,
+        coords: &[i64],
+        smem: &Address,
+        mbar: &Option<Address>,
+        multicast: &Option<Operand>,
+    ) -> Result<(), Fault> {
+        let bytes = map.box_bytes();
+        let base = self.bulk_addr(w, inst, l, Space::Shared, smem, bytes, 128)?;
+        self.swizzled_fits(w, inst, l, map, base)?;
+        let bar = self.mbar_addr(
+            w,
+            inst,
+            Space::Shared,
+            mbar.as_ref().expect("parsed with its mbarrier"),
+            l,
+        )?;
+        self.own_cta_only(w, inst, l, multicast)?;
+        let mut data = vec![0u8; bytes as usize];
+        if map.oob_nan
+            && matches!(
+                map.dtype,
+                TmaType::F16 | TmaType::Bf16 | TmaType::F32 | TmaType::Tf32 | TmaType::F64
+            )
+        {
+            fill_nan(&mut data, map.dtype);
+        }
+        let mut runs = Vec::new();
+        map.for_each_run(coords, |o, a, n| runs.push((o, a, n)));
+        let back = if runs.is_empty() {
+            self.cycle + 1
+        } else {
+            self.read_runs(w, inst, l, &runs, &mut data)?
+        };
+        w.hopper.landings_out.push(Landing {
+            ready: back + self.tma.latency as u64,
+            cta: w.cta,
+            base,
+            data,
+            swizzle: map.swizzle,
+            mbar: Some(bar),
+            arrivals: 0,
+        });
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn tensor_store(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        l: usize,
+        map: &TensorMap,
+        coords: &[i64],
+        smem: &Address,
+        reduce: Option<TmaReduce>,
+    ) -> Result<(), Fault> {
+        let bytes = map.box_bytes();
+        let base = self.bulk_addr(w, inst, l, Space::Shared, smem, bytes, 128)?;
+        self.swizzled_fits(w, inst, l, map, base)?;
+        // The box's image in box order, read through the swizzle, 16 bytes at a time.
+        let mut data = vec![0u8; bytes as usize];
+        for (k, chunk) in data.chunks_mut(16).enumerate() {
+            let a = map.shared_addr(base, 16 * k as u64) as usize;
+            chunk.copy_from_slice(&self.shared[a..a + chunk.len()]);
+        }
+        let mut runs = Vec::new();
+        map.for_each_run(coords, |o, a, n| runs.push((o, a, n)));
+        let red = reduce.map(|r| (r, map.dtype));
+        let (read_done, done) = self.write_runs(w, inst, l, &runs, &data, red)?;
+        let group = w.hopper.bulk_group;
+        w.hopper.bulk_ops.push(BulkOp {
+            group,
+            read_done,
+            done,
+        });
+        Ok(())
+    }
+
+    /// The tensor map at `tmap` (in parameter, constant or global memory, or a generic address
+    /// of one), decoded and checked against the instruction's rank.
+    fn tensor_map(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        tmap: &Address,
+        rank: u8,
+    ) -> Result<TensorMap, Fault> {
+        let space = match tmap.base {
+            AddrBase::Symbol(s) if matches!(self.prog.locs[s.0 as usize], Loc::KernelParam(_)) => {
+                Space::Param
+            }
+            _ => Space::Generic,
+        };
+        let (sp, a) = self.effective(w, space, tmap, l);
+        let n = TENSOR_MAP_BYTES as u64;
+        let bytes: Option<&[u8]> = match sp {
+            Space::Param => self.params.get(a as usize..(a + n) as usize),
+            Space::Const => self.consts.get(a as usize..(a + n) as usize),
+            Space::Global => self.global.bytes(a, n),
+            _ => None,
+        };
+        let Some(bytes) = bytes else {
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::OutOfBounds,
+                format!(
+                    "tensor map address {a:#x} in .{} memory holds no 128-byte tensor map",
+                    sp.name()
+                ),
+            ));
+        };
+        let map = TensorMap::decode(bytes).map_err(|e| {
+            self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::OutOfBounds,
+                format!("tensor map at {a:#x}: {e}"),
+            )
+        })?;
+        if map.rank != rank as usize {
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::Control,
+                format!(
+                    "a .{rank}d tensor copy names a tensor map of rank {}",
+                    map.rank
+                ),
+            ));
+        }
+        Ok(map)
+    }
+
+    /// Lane `l`'s address in `space` for `n` bytes: aligned to `align`, in bounds.
+    #[allow(clippy::too_many_arguments)]
+    fn bulk_addr(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        l: usize,
+        space: Space,
+        a: &Address,
+        n: u64,
+        align: u64,
+    ) -> Result<u64, Fault> {
+        let (sp, at) = self.effective(w, space, a, l);
+        let sp = if sp == Space::Generic {
+            Space::Global
+        } else {
+            sp
+        };
+        if at % align != 0 {
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::Misaligned,
+                format!(
+                    "bulk copy address {at:#x} in .{} memory is not {align}-byte aligned",
+                    sp.name()
+                ),
+            ));
+        }
+        let ok = match sp {
+            Space::Shared => at + n <= self.shared.len() as u64,
+            Space::Global => n == 0 || self.global.bytes(at, n).is_some(),
+            _ => false,
+        };
+        if !ok || sp != space {
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::OutOfBounds,
+                format!(
+                    "bulk copy of {n} bytes at {at:#x}: must lie in .{} memory (found .{}{})",
+                    space.name(),
+                    sp.name(),
+                    if sp == space { ", out of bounds" } else { "" }
+                ),
+            ));
+        }
+        Ok(at)
+    }
+
+    /// Every swizzled chunk of the box must stay inside the CTA's shared memory.
+    fn swizzled_fits(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        map: &TensorMap,
+        base: u64,
+    ) -> Result<(), Fault> {
+        let bytes = map.box_bytes();
+        let top = (0..bytes.div_ceil(16))
+            .map(|k| map.shared_addr(base, 16 * k) + 16)
+            .max()
+            .unwrap_or(base);
+        if top > self.shared.len() as u64 {
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::OutOfBounds,
+                format!(
+                    "the {bytes}-byte tensor box at shared address {base:#x} (swizzle {:?}) reaches {top:#x}, past the CTA's {} bytes",
+                    map.swizzle,
+                    self.shared.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Multicast needs a cluster; a launch without one has a single CTA per cluster (rank 0).
+    fn own_cta_only(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        multicast: &Option<Operand>,
+    ) -> Result<(), Fault> {
+        if let Some(m) = multicast {
+            let mask = self.val(w, m, l) & 0xFFFF;
+            if mask != 1 {
+                return Err(self.fault(
+                    w,
+                    inst,
+                    l,
+                    FaultKind::OutOfBounds,
+                    format!(
+                        "multicast ctaMask {mask:#x} names CTAs outside this CTA's cluster of one"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The engine's issue slots for `n` bytes from now: (first slot, the cycle after the
+    /// last), and it is busy until then.
+    fn engine_slots(&mut self, n: u64) -> (u64, u64) {
+        let start = self.cycle.max(self.mem.sm.tma_free);
+        let end = start + n.div_ceil(self.tma.bytes_per_cycle as u64).max(1);
+        self.mem.sm.tma_free = end;
+        (start, end)
+    }
+
+    /// The lines that `runs` of global memory touch, with the bytes of each, in address order.
+    fn lines_of(&self, runs: &[Run]) -> Vec<(u64, crate::mem::cache::Mask)> {
+        let lb = self.mem.sm.l1.line_bytes();
+        let mut lines: Vec<(u64, crate::mem::cache::Mask)> = Vec::new();
+        for &(_, a, n) in runs {
+            let mut x = a;
+            while x < a + n {
+                let line = x - x % lb;
+                let hi = (a + n).min(line + lb);
+                let (o, k) = (x - line, hi - x);
+                let m: crate::mem::cache::Mask = if k >= 128 {
+                    !0
+                } else {
+                    ((1u128 << k) - 1) << o
+                };
+                lines.push((line, m));
+                x = hi;
+            }
+        }
+        lines.sort_unstable_by_key(|x| x.0);
+        lines.dedup_by(|b, a| {
+            if a.0 == b.0 {
+                a.1 |= b.1;
+                true
+            } else {
+                false
+            }
+        });
+        lines
+    }
+
+    /// Read `runs` through the engine into `out` (offsets of the runs); returns the cycle the
+    /// last line came back.
+    fn read_runs(
+        &mut self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        runs: &[Run],
+        out: &mut [u8],
+    ) -> Result<u64, Fault> {
+        for &(_, a, n) in runs {
+            if self.global.bytes(a, n).is_none() {
+                return Err(self.access_fault_at(w, inst, l, a, n, "TMA load"));
+            }
+        }
+        let lines = self.lines_of(runs);
+        let lb = self.mem.sm.l1.line_bytes();
+        let (start, _) = self.engine_slots(lines.len() as u64 * lb);
+        let prog = Prog {
+            kind: "ld",
+            cop: Some(CacheOp::Cg),
+            volatile: false,
+        }
+        .id(Space::Global);
+        let mut t = Timing {
+            release: self.cycle,
+            end: self.cycle,
+        };
+        let mut got: Vec<(u64, [u8; 128], bool)> = Vec::with_capacity(lines.len());
+        let now = self.cycle;
+        for (k, &(line, m)) in lines.iter().enumerate() {
+            self.cycle = start + (k as u64 * lb) / self.tma.bytes_per_cycle as u64;
+            let mut txn =
+                crate::mem::hierarchy::Txn::new(crate::mem::hierarchy::Target::Global, line, m);
+            let r = self.run_txn(w, inst, prog, &mut txn, l);
+            self.cycle = now;
+            t.add(r?);
+            got.push((line, txn.data, txn.wrote_regs));
+        }
+        for &(o, a, n) in runs {
+            let mut x = a;
+            while x < a + n {
+                let line = x - x % lb;
+                let hi = (a + n).min(line + lb);
+                let j = got
+                    .binary_search_by_key(&line, |g| g.0)
+                    .expect("every run's line was read");
+                if got[j].2 {
+                    let (s, e) = ((x - line) as usize, (hi - line) as usize);
+                    let d = (o + x - a) as usize;
+                    out[d..d + e - s].copy_from_slice(&got[j].1[s..e]);
+                }
+                x = hi;
+            }
+        }
+        Ok(t.release)
+    }
+
+    /// Write `runs` of `data` to global memory through the engine (combined with the current
+    /// values under `reduce`); returns (source read, last write done).
+    fn write_runs(
+        &mut self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        runs: &[Run],
+        data: &[u8],
+        reduce: Option<(TmaReduce, TmaType)>,
+    ) -> Result<(u64, u64), Fault> {
+        for &(_, a, n) in runs {
+            if self.global.bytes(a, n).is_none() {
+                return Err(self.access_fault_at(w, inst, l, a, n, "TMA store"));
+            }
+        }
+        let lines = self.lines_of(runs);
+        let lb = self.mem.sm.l1.line_bytes();
+        let (start, end) = self.engine_slots(lines.len() as u64 * lb);
+        let ld = Prog {
+            kind: "ld",
+            cop: Some(CacheOp::Cg),
+            volatile: false,
+        }
+        .id(Space::Global);
+        let st = Prog {
+            kind: "st",
+            cop: Some(CacheOp::Cg),
+            volatile: false,
+        }
+        .id(Space::Global);
+        let mut t = Timing {
+            release: self.cycle,
+            end: self.cycle,
+        };
+        let now = self.cycle;
+        for (k, &(line, m)) in lines.iter().enumerate() {
+            self.cycle = start + (k as u64 * lb) / self.tma.bytes_per_cycle as u64;
+            let r = self.write_line(w, inst, l, (line, m), runs, data, reduce, (ld, st));
+            self.cycle = now;
+            t.add(r?);
+        }
+        Ok((end, t.end.max(t.release)))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_line(
+        &mut self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        (line, m): (u64, crate::mem::cache::Mask),
+        runs: &[Run],
+        data: &[u8],
+        reduce: Option<(TmaReduce, TmaType)>,
+        (ld, st): (
+            crate::mem::hierarchy::OpProgram,
+            crate::mem::hierarchy::OpProgram,
+        ),
+    ) -> Result<crate::mem::hierarchy::Done, Fault> {
+        use crate::mem::hierarchy::{Target, Txn};
+        let lb = self.mem.sm.l1.line_bytes();
+        let mut txn = Txn::new(Target::Global, line, m);
+        let mut t = Timing {
+            release: self.cycle,
+            end: self.cycle,
+        };
+        let mut old = [0u8; 128];
+        if reduce.is_some() {
+            let mut rd = Txn::new(Target::Global, line, m);
+            t.add(self.run_txn(w, inst, ld, &mut rd, l)?);
+            old = rd.data;
+            self.cycle = t.release;
+        }
+        for &(o, a, n) in runs {
+            let (lo, hi) = (a.max(line), (a + n).min(line + lb));
+            if lo >= hi {
+                continue;
+            }
+            let src = &data[(o + lo - a) as usize..(o + hi - a) as usize];
+            let dst = &mut txn.data[(lo - line) as usize..(hi - line) as usize];
+            dst.copy_from_slice(src);
+            if let Some((r, ty)) = reduce {
+                let cur = &old[(lo - line) as usize..(hi - line) as usize];
+                combine(r, ty, dst, cur);
+            }
+        }
+        t.add(self.run_txn(w, inst, st, &mut txn, l)?);
+        if txn.changed {
+            *self.epoch += 1;
+        }
+        Ok(crate::mem::hierarchy::Done {
+            release: t.release,
+            end: t.end,
+        })
+    }
+
+    fn access_fault_at(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        a: u64,
+        n: u64,
+        what: &str,
+    ) -> Fault {
+        self.fault(
+            w,
+            inst,
+            l,
+            FaultKind::OutOfBounds,
+            format!("{what} of {n} bytes at global address {a:#x} is outside every allocation"),
+        )
+    }
+}
+
+/// The NaN fill pattern of a float tensor (the canonical NaN of its type).
+fn fill_nan(data: &mut [u8], ty: TmaType) {
+    let pat: &[u8] = match ty {
+        TmaType::F16 => &[0xFF, 0x7F],
+        TmaType::Bf16 => &[0xC0, 0x7F],
+        TmaType::F64 => &[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF8, 0x7F],
+        _ => &[0x00, 0x00, 0xC0, 0x7F],
+    };
+    for c in data.chunks_mut(pat.len()) {
+        c.copy_from_slice(&pat[..c.len()]);
+    }
+}
+
+/// `dst = dst ⊕ cur` element-wise for a reduction of elements of `ty` (both slices hold whole
+/// elements: runs start and end on element boundaries).
+fn combine(r: TmaReduce, ty: TmaType, dst: &mut [u8], cur: &[u8]) {
+    use gpusim_isa::semantics as sem;
+    let es = ty.bytes() as usize;
+    let aty = match ty {
+        TmaType::U8 => Type::U8,
+        TmaType::U16 => Type::U16,
+        TmaType::U32 => Type::U32,
+        TmaType::S32 => Type::S32,
+        TmaType::U64 => Type::U64,
+        TmaType::S64 => Type::S64,
+        TmaType::F16 => Type::F16,
+        TmaType::Bf16 => Type::Bf16,
+        TmaType::F32 | TmaType::Tf32 => Type::F32,
+        TmaType::F64 => Type::F64,
+    };
+    let op = match r {
+        TmaReduce::Add => AtomOp::Add,
+        TmaReduce::Min => AtomOp::Min,
+        TmaReduce::Max => AtomOp::Max,
+        TmaReduce::Inc => AtomOp::Inc,
+        TmaReduce::Dec => AtomOp::Dec,
+        TmaReduce::And => AtomOp::And,
+        TmaReduce::Or => AtomOp::Or,
+        TmaReduce::Xor => AtomOp::Xor,
+    };
+    for (d, c) in dst.chunks_mut(es).zip(cur.chunks(es)) {
+        let mut a = [0u8; 8];
+        let mut b = [0u8; 8];
+        a[..es].copy_from_slice(c);
+        b[..es].copy_from_slice(d);
+        let v = sem::atomic(op, aty, u64::from_le_bytes(a), u64::from_le_bytes(b), 0);
+        d.copy_from_slice(&v.to_le_bytes()[..es]);
+    }
+}

@@ -1,0 +1,146 @@
+//! What a GEMM prediction is made of: the config's clock and peak rates, CTA occupancy and
+//! waves, and the derived figures of one run (time, TFLOP/s, % of peak, anchor difference).
+
+use super::run::{SizeRun, Verification};
+use super::sizes::Size;
+use super::spec::{GemmSpec, Math};
+use crate::config::Config;
+use crate::core::{LaunchSpec, Program};
+use gpusim_isa::FuncId;
+
+/// Multiply-adds one `mma.sync` m16n8k16 performs: the shape `sm.units.tensor` is calibrated
+/// on (`core::program::tensor_passes`), so a tensor unit does 2048 FMAs per issue interval.
+pub const TENSOR_FMAS_PER_ISSUE: f64 = 16.0 * 8.0 * 16.0;
+
+/// The config's clock in Hz, or an error naming the key.
+pub fn clock_hz(cfg: &Config) -> Result<f64, String> {
+    cfg.clock_mhz.map(|mhz| mhz as f64 * 1e6).ok_or_else(|| {
+        format!(
+            "config `{}` has no `clock_mhz`: add it, or pass --set clock_mhz=MHZ",
+            cfg.name
+        )
+    })
+}
+
+/// FMAs per cycle of the whole GPU on `math`'s units: SMs × sub-partitions × units ×
+/// (FMAs per instruction / issue interval).
+pub fn fmas_per_cycle(cfg: &Config, math: Math) -> f64 {
+    let per_part = match math {
+        Math::Tensor => {
+            let u = cfg.sm.units.tensor;
+            u.count as f64 * TENSOR_FMAS_PER_ISSUE / u.issue_interval as f64
+        }
+        Math::Fp32 => {
+            let u = cfg.sm.units.fp32;
+            u.count as f64 * cfg.sm.warp_size as f64 / u.issue_interval as f64
+        }
+    };
+    cfg.sm.count as f64 * cfg.sm.schedulers as f64 * per_part
+}
+
+/// Peak TFLOP/s on `math`'s units: 2 × FMAs per cycle × clock.
+pub fn peak_tflops(cfg: &Config, math: Math, clock_hz: f64) -> f64 {
+    2.0 * fmas_per_cycle(cfg, math) * clock_hz / 1e12
+}
+
+/// CTAs of `launch` one SM holds at once: the smallest of the CTA slots, threads, warps,
+/// registers (the per-sub-partition register files, warps spread evenly over them, as
+/// `core::sm::Sm::fits` places them) and shared memory. 0 when one CTA does not fit.
+pub fn ctas_per_sm(cfg: &Config, prog: &Program, entry: FuncId, launch: &LaunchSpec) -> u32 {
+    let sm = &cfg.sm;
+    let threads = launch.block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
+    let warps = threads.div_ceil(sm.warp_size).max(1);
+    let regs_per_warp = prog.funcs[entry.0 as usize]
+        .regs_per_thread
+        .saturating_mul(sm.warp_size)
+        .max(1);
+    let warps_by_regs = (sm.registers / sm.schedulers / regs_per_warp) * sm.schedulers;
+    let shared = (prog.module.shared_bytes as u32).saturating_add(launch.dynamic_shared);
+    let by_shared = sm.shared_bytes.checked_div(shared).unwrap_or(u32::MAX);
+    [
+        sm.max_ctas,
+        sm.max_threads / threads.max(1),
+        sm.max_warps / warps,
+        warps_by_regs / warps,
+        by_shared,
+    ]
+    .into_iter()
+    .min()
+    .unwrap_or(0)
+}
+
+/// The derived figures of one size's run.
+#[derive(Clone, Debug)]
+pub struct Metrics {
+    pub size: Size,
+    pub ctas: u64,
+    pub ctas_per_sm: u32,
+    /// CTAs / (SMs × CTAs per SM): how many full GPU loads the grid is.
+    pub waves: f64,
+    /// CTAs / (⌈waves⌉ × SMs × CTAs per SM): the share of the last wave's slots in use,
+    /// averaged over all waves.
+    pub wave_efficiency: f64,
+    pub cycles: u64,
+    pub seconds: f64,
+    pub tflops: f64,
+    pub peak_tflops: f64,
+    /// Percent of `peak_tflops`.
+    pub pct_peak: f64,
+    pub warp_instructions: u64,
+    pub sim_seconds: f64,
+    pub warp_instructions_per_second: f64,
+    pub verification: Verification,
+    /// (published TFLOP/s, (predicted − published) / published, source).
+    pub anchor: Option<(f64, f64, String)>,
+}
+
+/// TFLOP/s of a 2·M·N·K product that took `cycles` at `clock_hz`.
+pub fn tflops(size: Size, cycles: u64, clock_hz: f64) -> f64 {
+    if cycles == 0 {
+        return 0.0;
+    }
+    size.flops() / (cycles as f64 / clock_hz) / 1e12
+}
+
+/// Waves and wave efficiency of `ctas` CTAs on `sms` SMs holding `per_sm` each.
+pub fn waves(ctas: u64, sms: u32, per_sm: u32) -> (f64, f64) {
+    let slots = sms as u64 * per_sm as u64;
+    if slots == 0 || ctas == 0 {
+        return (0.0, 0.0);
+    }
+    let w = ctas as f64 / slots as f64;
+    (w, ctas as f64 / (ctas.div_ceil(slots) * slots) as f64)
+}
+
+pub fn metrics(spec: &GemmSpec, cfg: &Config, run: &SizeRun, clock_hz: f64) -> Metrics {
+    let ctas = run.grid.iter().map(|&g| g as u64).product();
+    let cycles = run.stats.counters.cycles;
+    let tf = tflops(run.size, cycles, clock_hz);
+    let peak = peak_tflops(cfg, spec.math, clock_hz);
+    let (w, eff) = waves(ctas, cfg.sm.count, run.ctas_per_sm);
+    let insts = run.stats.counters.warp_instructions;
+    let s = run.size;
+    Metrics {
+        size: s,
+        ctas,
+        ctas_per_sm: run.ctas_per_sm,
+        waves: w,
+        wave_efficiency: eff,
+        cycles,
+        seconds: cycles as f64 / clock_hz,
+        tflops: tf,
+        peak_tflops: peak,
+        pct_peak: if peak > 0.0 { 100.0 * tf / peak } else { 0.0 },
+        warp_instructions: insts,
+        sim_seconds: run.wall_seconds,
+        warp_instructions_per_second: if run.wall_seconds > 0.0 {
+            insts as f64 / run.wall_seconds
+        } else {
+            0.0
+        },
+        verification: run.verification.clone(),
+        anchor: spec
+            .anchor(&cfg.name, s.m, s.n, s.k)
+            .map(|a| (a.tflops, (tf - a.tflops) / a.tflops, a.source.clone())),
+    }
+}
