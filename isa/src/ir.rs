@@ -215,6 +215,16 @@ pub enum SpecialReg {
     GlobalTimerHi,
     /// `WARP_SZ`, the run-time constant warp size (an immediate operand in PTX syntax).
     WarpSz,
+    /// Thread-block clusters (PTX ISA 9.0 §10.x): the CTA's rank in its cluster and the
+    /// cluster's CTA count, the cluster's index in the grid and the grid's cluster counts, the
+    /// CTA's index in its cluster and the cluster's shape, and whether the launch named one.
+    ClusterCtarank,
+    ClusterNctarank,
+    ClusterId(Dim),
+    NClusterId(Dim),
+    ClusterCtaid(Dim),
+    ClusterNctaid(Dim),
+    IsExplicitCluster,
 }
 
 /// Floating-point / integer rounding modifiers.
@@ -1389,6 +1399,20 @@ pub enum Op {
         mbar: Option<Address>,
         multicast: Option<Operand>,
     },
+    /// `barrier.cluster.arrive{.release,.relaxed}{.aligned}` (`wait` false) and
+    /// `barrier.cluster.wait{.acquire}{.aligned}` (§9.7.13.3): the split barrier of every
+    /// thread of the cluster.
+    BarrierCluster {
+        wait: bool,
+    },
+    /// `mapa{.shared::cluster}.{u32,u64} d, a, rank` (§9.7.9.x): the address in CTA `rank` of
+    /// the cluster that corresponds to shared address `a` (`generic`: generic addresses).
+    Mapa {
+        generic: bool,
+        d: RegId,
+        a: Operand,
+        rank: Operand,
+    },
     /// `cp.async.bulk.commit_group` (§9.7.9.25.4.3): closes the thread's bulk group.
     CpAsyncBulkCommit,
     /// `cp.async.bulk.wait_group{.read} n` (§9.7.9.25.4.4): wait until at most n bulk groups
@@ -1512,6 +1536,8 @@ pub struct Function {
     pub frame_bytes: u32,
     /// `.maxntid`, `.reqntid` etc. are accepted and recorded here when present.
     pub max_ntid: Option<[u32; 3]>,
+    /// `.reqnctapercluster x, y, z` (`__cluster_dims__`): the cluster shape it requires.
+    pub req_cluster: Option<[u32; 3]>,
     /// True when the body was written with explicit token instructions, or had them inserted.
     pub has_tokens: bool,
     pub span: Span,

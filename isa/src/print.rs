@@ -153,6 +153,13 @@ fn special(s: SpecialReg) -> String {
         SpecialReg::LanemaskGt => "%lanemask_gt".into(),
         SpecialReg::DynamicSmemSize => "%dynamic_smem_size".into(),
         SpecialReg::TotalSmemSize => "%total_smem_size".into(),
+        SpecialReg::ClusterCtarank => "%cluster_ctarank".into(),
+        SpecialReg::ClusterNctarank => "%cluster_nctarank".into(),
+        SpecialReg::ClusterId(d) => format!("%clusterid.{}", dim(d)),
+        SpecialReg::NClusterId(d) => format!("%nclusterid.{}", dim(d)),
+        SpecialReg::ClusterCtaid(d) => format!("%cluster_ctaid.{}", dim(d)),
+        SpecialReg::ClusterNctaid(d) => format!("%cluster_nctaid.{}", dim(d)),
+        SpecialReg::IsExplicitCluster => "%is_explicit_cluster".into(),
         SpecialReg::GlobalTimer => "%globaltimer".into(),
         SpecialReg::ClockHi => "%clock_hi".into(),
         SpecialReg::GlobalTimerLo => "%globaltimer_lo".into(),
@@ -945,7 +952,9 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
         | Op::CpAsyncBulk { .. }
         | Op::CpAsyncBulkTensor { .. }
         | Op::CpAsyncBulkCommit
-        | Op::CpAsyncBulkWait { .. } => unreachable!("printed by `hopper::to_ptx`"),
+        | Op::CpAsyncBulkWait { .. }
+        | Op::BarrierCluster { .. }
+        | Op::Mapa { .. } => unreachable!("printed by `hopper::to_ptx`"),
         Op::Wgmma(_) | Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {
             unreachable!("printed by `wgmma::to_ptx`")
         }

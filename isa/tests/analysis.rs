@@ -1770,6 +1770,7 @@ fn random_function(rng: &mut Rng, kind: FuncKind) -> Function {
         frame_vars: vec![],
         frame_bytes: 0,
         max_ntid: None,
+        req_cluster: None,
         has_tokens: false,
         span: Span::default(),
     }

@@ -164,6 +164,7 @@ pub fn run_manifest_with(
             trace: opts.trace_warps,
             progress: opts.progress,
             skip_tensor_math: opts.skip_tensor_math,
+            cluster: l.cluster.map(|c| c.0),
         };
         match run_launch(&prog, &cfg, &mut global, &mut l2, &consts, &spec) {
             Ok(r) => {

@@ -85,9 +85,9 @@ fn spec_errors_name_the_key_and_the_choices() {
     let (p, m) = spec_error("entry: k", "entry: k\ntiles: 3");
     assert_eq!(p, "tiles");
     assert!(m.contains("unknown field") && m.contains("tile"), "{m}");
-    let (p, m) = spec_error("entry: k", "entry: k\ncluster: [2, 1, 1]");
+    let (p, m) = spec_error("entry: k", "entry: k\ncluster: [4, 4, 2]");
     assert_eq!(p, "cluster");
-    assert!(m.contains("not modelled"), "{m}");
+    assert!(m.contains("at most 16"), "{m}");
     let (p, m) = spec_error("entry: k", "entry: k\nsplit_k: 2");
     assert_eq!(p, "split_k");
     assert!(m.contains("no grid dimension"), "{m}");

@@ -63,7 +63,7 @@ impl<'a> ModuleParser<'a> {
         } else {
             Vec::new()
         };
-        let max_ntid = self.perf_directives()?;
+        let (max_ntid, req_cluster) = self.perf_directives()?;
         let id = self.func_id(&name, None);
         let params = self.make_params(id, params_raw, kind)?;
         let rets = self.make_params(id, rets_raw, kind)?;
@@ -73,6 +73,7 @@ impl<'a> ModuleParser<'a> {
             f.params = params;
             f.rets = rets;
             f.max_ntid = max_ntid;
+            f.req_cluster = req_cluster;
             f.span = Span {
                 end: name_span.end,
                 ..head_span
@@ -90,8 +91,11 @@ impl<'a> ModuleParser<'a> {
         self.function_body(id)
     }
 
-    fn perf_directives(&mut self) -> PResult<Option<[u32; 3]>> {
+    /// The performance directives: (`.maxntid`/`.reqntid`, `.reqnctapercluster`).
+    #[allow(clippy::type_complexity)]
+    fn perf_directives(&mut self) -> PResult<(Option<[u32; 3]>, Option<[u32; 3]>)> {
         let mut max_ntid = None;
+        let mut req_cluster = None;
         while let Some(Tok::Dot(d)) = self.c.peek().cloned() {
             match d.as_str() {
                 ".maxntid" | ".reqntid" | ".reqnctapercluster" | ".maxclusterrank"
@@ -110,6 +114,9 @@ impl<'a> ModuleParser<'a> {
                     if d == ".maxntid" || d == ".reqntid" {
                         max_ntid = Some(dims);
                     }
+                    if d == ".reqnctapercluster" {
+                        req_cluster = Some(dims);
+                    }
                 }
                 ".noreturn" | ".explicitcluster" => {
                     self.c.bump()?;
@@ -121,7 +128,7 @@ impl<'a> ModuleParser<'a> {
                 _ => break,
             }
         }
-        Ok(max_ntid)
+        Ok((max_ntid, req_cluster))
     }
 
     /// `( .param .b32 a, .param .align 8 .b8 b[16] )`

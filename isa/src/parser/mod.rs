@@ -234,6 +234,7 @@ impl<'a> ModuleParser<'a> {
             frame_vars: Vec::new(),
             frame_bytes: 0,
             max_ntid: None,
+            req_cluster: None,
             has_tokens: false,
             span: use_span.unwrap_or_default(),
         });

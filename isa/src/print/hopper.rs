@@ -202,6 +202,24 @@ pub(super) fn to_ptx(m: &Module, f: &Function, op: &Op) -> Option<String> {
                 ),
             }
         }
+        Op::BarrierCluster { wait: false } => "barrier.cluster.arrive.release.aligned;".to_string(),
+        Op::BarrierCluster { wait: true } => "barrier.cluster.wait.acquire.aligned;".to_string(),
+        Op::Mapa {
+            generic,
+            d,
+            a,
+            rank,
+        } => {
+            let ty = if *generic { Type::U64 } else { Type::U32 };
+            format!(
+                "mapa{}.{} {}, {}, {};",
+                if *generic { "" } else { ".shared::cluster" },
+                ty.name(),
+                r(*d),
+                o(a, ty),
+                o(rank, Type::U32)
+            )
+        }
         Op::CpAsyncBulkCommit => "cp.async.bulk.commit_group;".to_string(),
         Op::CpAsyncBulkWait { n, read } => format!(
             "cp.async.bulk.wait_group{} {n};",

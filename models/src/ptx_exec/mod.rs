@@ -799,7 +799,9 @@ impl Exec<'_, '_> {
             | Op::CpAsyncBulk { .. }
             | Op::CpAsyncBulkTensor { .. }
             | Op::CpAsyncBulkCommit
-            | Op::CpAsyncBulkWait { .. } => {
+            | Op::CpAsyncBulkWait { .. }
+            | Op::BarrierCluster { .. }
+            | Op::Mapa { .. } => {
                 return Err(self.unsupported(
                     "mbarriers, elect, setmaxnreg and bulk/tensor copies belong to the async-proxy checker (`models::async_sync`), not to this sequentially consistent reference",
                 ))

@@ -83,7 +83,10 @@ pub(crate) fn special_is_uniform(s: SpecialReg) -> bool {
     use SpecialReg::*;
     match s {
         Ntid(_) | Ctaid(_) | Nctaid(_) | NWarpId | NSmId | GridId | DynamicSmemSize
-        | TotalSmemSize | WarpSz => true,
+        | TotalSmemSize | WarpSz | ClusterNctarank | NClusterId(_) | ClusterNctaid(_)
+        | IsExplicitCluster => true,
+        // Per CTA: uniform within a CTA, not across the grid (as %ctaid is treated here).
+        ClusterCtarank | ClusterId(_) | ClusterCtaid(_) => true,
         Tid(_) | LaneId | WarpId | SmId | Clock | Clock64 | ClockHi | GlobalTimer
         | GlobalTimerLo | GlobalTimerHi | LanemaskEq | LanemaskLe | LanemaskLt | LanemaskGe
         | LanemaskGt => false,
@@ -483,6 +486,16 @@ pub(crate) fn effect(inst: &Inst, in_entry: bool) -> Effect {
             });
         }
         Op::FenceProxyAsync { .. } | Op::CpAsyncBulkCommit | Op::CpAsyncBulkWait { .. } => {}
+        Op::BarrierCluster { .. } => {
+            e.requirement = Some(Requirement {
+                level: Level::Warp,
+                what: "barrier.cluster.aligned",
+            });
+        }
+        Op::Mapa { d, a, rank, .. } => {
+            e.writes = vec![*d];
+            e.reads = vec![*a, *rank];
+        }
         Op::CpAsyncBulk {
             dst,
             src,

@@ -48,7 +48,7 @@
 //! accepted Fig. 1a, and `bar.sync` follows CUDA's rule (the digest's seed 003: all threads reach
 //! the barrier the same number of times), so this analysis accepts it.
 
-mod effects;
+pub(crate) mod effects;
 mod flow;
 mod graph;
 

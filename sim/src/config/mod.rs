@@ -96,6 +96,24 @@ pub struct SmConfig {
     /// figures, for configs written before it existed).
     #[serde(default)]
     pub wgmma: WgmmaConfig,
+    /// Thread-block clusters: distributed shared memory (defaults: the H100 figures).
+    #[serde(default)]
+    pub cluster: ClusterConfig,
+}
+
+/// Clusters: how long an access to a peer CTA's shared memory takes to arrive (remote stores,
+/// mbarrier arrives, loads one way).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    pub dsmem_latency: u32,
+}
+
+impl Default for ClusterConfig {
+    /// The H100 value of configs/hopper-h100.yaml (source there).
+    fn default() -> Self {
+        ClusterConfig { dsmem_latency: 190 }
+    }
 }
 
 /// `wgmma.mma_async` timing: each warp's 16-row slice (16·N·K multiply-adds) holds its

@@ -46,4 +46,24 @@ pub struct WarpAsync {
     pub parks: Vec<MbarPark>,
     /// The register budget set by `setmaxnreg` (None: the kernel's).
     pub reg_budget: Option<u32>,
+    /// Deliveries to cluster peers by the last instruction: (rank, what lands there).
+    pub remote_out: Vec<(u32, super::landing::Landing)>,
+    /// `barrier.cluster` operations of the last instruction: `Arrive(threads)` or
+    /// `Wait(phases)` (the phases the waiting lanes' arrivals need).
+    pub cluster_ops: Vec<ClusterOp>,
+    /// When this warp's stores and arrives to peers so far have all landed.
+    pub remote_done: u64,
+    /// Registers the last instruction's peer loads will write (held until the replies).
+    pub remote_loads: Vec<u32>,
+    /// Replies still due per register: (register, count).
+    pub pending_regs: Vec<(u32, u32)>,
+    /// `barrier.cluster.arrive`s each lane has made (its wait waits for that many phases).
+    pub cluster_arrivals: Vec<u32>,
+}
+
+/// A `barrier.cluster` operation for the GPU's cluster barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterOp {
+    Arrive(u32),
+    Wait(u32),
 }

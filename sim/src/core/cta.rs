@@ -39,6 +39,10 @@ pub struct Cta {
     pub exited_threads: u32,
     /// Warps suspended in `mbarrier.try_wait` on this CTA's barriers.
     pub mbar_waiters: Vec<super::async_state::MbarWaiter>,
+    /// The CTA's linear id in the grid (x fastest).
+    pub linear: u64,
+    /// Its cluster and where the cluster's CTAs run.
+    pub cluster: super::cluster::ClusterLink,
     /// Each warpgroup's wgmma instruction sequence not yet reached by all its warps.
     pub wgmma_log: super::wgmma_state::WarpgroupLog,
 }

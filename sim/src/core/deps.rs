@@ -381,6 +381,12 @@ pub fn deps_of(inst: &Inst) -> Deps {
             mbar.iter().for_each(|a| d.addr(a));
             multicast.iter().for_each(|o| d.op(o));
         }
+        Op::Mapa { d: r, a, rank, .. } => {
+            d.op(a);
+            d.op(rank);
+            d.write(*r);
+        }
+        Op::BarrierCluster { .. } => {}
         Op::FenceProxyAsync { .. }
         | Op::Setmaxnreg { .. }
         | Op::CpAsyncBulkCommit

@@ -26,6 +26,9 @@ pub struct LaunchSpec {
     /// Timing-only run: `mma.sync` and `wgmma` leave their accumulators unchanged (the
     /// multiply-adds are skipped; every cycle is the same).
     pub skip_tensor_math: bool,
+    /// Thread-block cluster shape (None: the kernel's `.reqnctapercluster`, else clusters of
+    /// one CTA).
+    pub cluster: Option<[u32; 3]>,
 }
 
 /// What a completed launch produced.
@@ -54,13 +57,19 @@ pub fn run_launch(
         .saturating_mul(ws);
     let static_shared = prog.module.shared_bytes as u32;
     let shared = static_shared.saturating_add(spec.dynamic_shared);
+    let cluster =
+        super::cluster::cluster_shape(spec.grid, spec.cluster, entry.req_cluster, cfg.sm.count)
+            .map_err(|e| Fault::new(FaultKind::Launch, format!("kernel `{}`: {e}", entry.name)))?;
     let geom = LaunchGeom {
         grid: spec.grid,
         block: spec.block,
         static_shared,
         dynamic_shared: spec.dynamic_shared,
         kernel: entry.name.clone(),
+        cluster,
+        explicit_cluster: spec.cluster.is_some() || entry.req_cluster.is_some(),
     };
+    let cluster_ctas: u32 = cluster.iter().product();
     check_fits(cfg, &geom, threads, n_warps, regs, shared)?;
     let sh = Shared {
         prog,
@@ -92,16 +101,49 @@ pub fn run_launch(
     // wake it sooner. `last[i]` is the last cycle SM i was stepped or accounted for.
     let mut wake = vec![0u64; sms.len()];
     let mut last: Vec<Option<u64>> = vec![None; sms.len()];
+    let mut cluster_bars: std::collections::HashMap<u64, super::cluster::ClusterBarrier> =
+        std::collections::HashMap::new();
+    let mut outbox: Vec<super::cluster::Outgoing> = Vec::new();
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = (|| -> Result<(), Fault> {
         loop {
             if cycle & 0xFFF == 0 {
                 progress.update(&geom.kernel, cycle, done_ctas, n_ctas);
             }
+            // Clusters of several CTAs: whole clusters, each CTA on its own SM.
+            while cluster_ctas > 1 && next_cta < n_ctas {
+                let cl = next_cta / cluster_ctas as u64;
+                let start = (next_cta as usize) % sms.len();
+                let chosen: Vec<usize> = (0..sms.len())
+                    .map(|k| (start + k) % sms.len())
+                    .filter(|&i| sms[i].fits(cfg, threads, n_warps, regs, shared))
+                    .take(cluster_ctas as usize)
+                    .collect();
+                if chosen.len() < cluster_ctas as usize {
+                    break;
+                }
+                let mut peers = Vec::with_capacity(chosen.len());
+                for (rank, &i) in chosen.iter().enumerate() {
+                    let linear = super::cluster::cta_of(spec.grid, cluster, cl, rank as u32);
+                    let (cta, warps) =
+                        make_cta(prog, cfg, spec, linear, n_warps, threads, regs, shared);
+                    let slot = sms[i].launch_cta(cta, warps);
+                    peers.push((i as u32, slot, linear));
+                    wake[i] = cycle;
+                }
+                for (rank, &(i, slot, _)) in peers.iter().enumerate() {
+                    sms[i as usize].set_cluster(slot, cl, rank as u32, peers.clone());
+                }
+                cluster_bars.insert(
+                    cl,
+                    super::cluster::ClusterBarrier::new(threads * cluster_ctas),
+                );
+                next_cta += cluster_ctas as u64;
+            }
             // Dispatch: CTAs in linear order, each to the next SM with room (round robin).
             let mut sm_i = (next_cta as usize) % sms.len();
             let mut tried = 0;
-            while next_cta < n_ctas && tried < sms.len() {
+            while cluster_ctas == 1 && next_cta < n_ctas && tried < sms.len() {
                 if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
                     let (cta, warps) =
                         make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
@@ -135,6 +177,9 @@ pub fn run_launch(
                 }
                 let r = sm.step(cycle, &sh, global, l2, &mut epoch)?;
                 last[i] = Some(cycle);
+                if !sm.outbox.is_empty() {
+                    outbox.append(&mut sm.outbox);
+                }
                 issued += r.issued;
                 done_ctas += r.ctas_completed as u64;
                 suspect |= r.spin_suspect;
@@ -147,6 +192,14 @@ pub fn run_launch(
                     next_ready = Some(next_ready.map_or(wake[i], |n| n.min(wake[i])));
                 }
             }
+            deliver(&mut outbox, &mut sms, &mut wake, &mut cluster_bars, cycle);
+            // Deliveries may have woken SMs stepped earlier in the cycle.
+            next_ready = sms
+                .iter()
+                .enumerate()
+                .filter(|(i, s)| !s.is_idle() && wake[*i] != u64::MAX)
+                .map(|(i, _)| wake[i])
+                .min();
             if suspect {
                 check_livelock(&sms, prog, epoch)?;
             }
@@ -338,6 +391,8 @@ fn make_cta(
         thread_arrivals: warps.first().is_some_and(|w| w.simt.independent_threads()),
         exited_threads: 0,
         mbar_waiters: Vec::new(),
+        linear,
+        cluster: Default::default(),
         wgmma_log: Default::default(),
     };
     for w in &mut warps {
@@ -372,7 +427,7 @@ fn check_livelock(sms: &[Sm], prog: &Program, epoch: u64) -> Result<(), Fault> {
 /// kernel with `.maxntid` (`__launch_bounds__`): a CTA of that many threads must fit the
 /// register file of each sub-partition, in multiples of 8 (what the compiler would spill is
 /// not modelled).
-fn regs_per_thread(prog: &Program, cfg: &Config, entry: gpusim_isa::FuncId) -> u32 {
+pub fn regs_per_thread(prog: &Program, cfg: &Config, entry: gpusim_isa::FuncId) -> u32 {
     let est = prog.funcs[entry.0 as usize].regs_per_thread;
     let Some(ntid) = prog.module.function(entry).max_ntid else {
         return est;
@@ -383,4 +438,68 @@ fn regs_per_thread(prog: &Program, cfg: &Config, entry: gpusim_isa::FuncId) -> u
     let per_part = warps.div_ceil(parts);
     let cap = (cfg.sm.registers / parts / (per_part * ws).max(1)) / 8 * 8;
     est.min(cap.max(8))
+}
+
+/// Hand every message of this cycle to its receiver: copies and arrivals to the target CTA's
+/// SM (dropped if that CTA has retired), cluster-barrier arrivals and waits to the cluster's
+/// barrier, releasing the warps whose phase completed on the next cycle.
+fn deliver(
+    outbox: &mut Vec<super::cluster::Outgoing>,
+    sms: &mut [Sm],
+    wake: &mut [u64],
+    bars: &mut std::collections::HashMap<u64, super::cluster::ClusterBarrier>,
+    cycle: u64,
+) {
+    use super::cluster::Outgoing;
+    for msg in outbox.drain(..) {
+        let released = match msg {
+            Outgoing::Land {
+                sm,
+                slot,
+                cta,
+                landing,
+            } => {
+                let ready = landing.ready.max(cycle + 1);
+                if sms[sm as usize].accept_landing(slot, cta, landing, ready) {
+                    wake[sm as usize] = wake[sm as usize].min(ready);
+                }
+                continue;
+            }
+            Outgoing::ClusterArrive {
+                cluster,
+                threads,
+                at,
+            } => {
+                let Some(b) = bars.get_mut(&cluster) else {
+                    continue;
+                };
+                b.arrive(threads, false, at);
+                b.released()
+            }
+            Outgoing::ClusterExit { cluster, threads } => {
+                let Some(b) = bars.get_mut(&cluster) else {
+                    continue;
+                };
+                b.arrive(threads, true, 0);
+                b.released()
+            }
+            Outgoing::ClusterWait {
+                cluster,
+                sm,
+                slot,
+                phases,
+            } => {
+                let Some(b) = bars.get_mut(&cluster) else {
+                    continue;
+                };
+                b.waiters.push((sm, slot, phases));
+                b.released()
+            }
+        };
+        for (sm, slot, visible) in released {
+            let t = visible.max(cycle + 1);
+            sms[sm as usize].release_cluster_wait(slot, t);
+            wake[sm as usize] = wake[sm as usize].min(t);
+        }
+    }
 }

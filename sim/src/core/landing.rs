@@ -25,6 +25,46 @@ pub struct Landing {
     pub mbar: Option<u64>,
     /// Arrivals on `mbar` when this lands (`cp.async.mbarrier.arrive`: none of `data`).
     pub arrivals: u32,
+    /// Transaction bytes `mbar` expects from now on (a remote `arrive.expect_tx`), counted
+    /// before the arrivals and the bytes of `data`.
+    pub expect_tx: u32,
+    /// A distributed-shared-memory load: read these bytes here and send them back.
+    pub read: Option<RemoteRead>,
+    /// The reply to such a load: (warp slot, register, lane, value) for the requester.
+    pub reg_write: Option<(usize, u32, usize, u64)>,
+}
+
+/// A peer CTA's `ld.shared::cluster` of `size` bytes at `offset`, for lane `lane`'s register
+/// `reg` of warp `warp` (the SM fills `from`: the requester's SM, CTA slot and linear id).
+#[derive(Clone, Copy, Debug)]
+pub struct RemoteRead {
+    pub offset: u64,
+    pub size: u32,
+    pub warp: usize,
+    pub reg: u32,
+    pub lane: usize,
+    /// Sign-extend from this many bits into a register of `reg_bits` (0: no extension).
+    pub sign_bits: u32,
+    pub reg_mask: u64,
+    pub from: (u32, usize, u64),
+}
+
+impl Landing {
+    /// A landing of nothing but control (arrivals, transactions, a load or its reply).
+    pub fn control(ready: u64) -> Landing {
+        Landing {
+            ready,
+            cta: 0,
+            base: 0,
+            data: Vec::new(),
+            swizzle: Swizzle::None,
+            mbar: None,
+            arrivals: 0,
+            expect_tx: 0,
+            read: None,
+            reg_write: None,
+        }
+    }
 }
 
 /// The SM's pending landings, in issue order (each copy's `ready` is known at issue).

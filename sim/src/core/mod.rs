@@ -6,6 +6,7 @@
 //! system can change without touching semantics.
 
 pub mod async_state;
+pub mod cluster;
 pub mod cta;
 pub mod deps;
 pub mod exec;

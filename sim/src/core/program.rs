@@ -182,7 +182,8 @@ fn class_of(op: &Op) -> Class {
         | Op::MbarTx { .. }
         | Op::MbarWait { .. }
         | Op::CpAsyncMbarArrive { .. } => Class::Shared,
-        Op::MbarPendingCount { .. } | Op::ElectSync { .. } => Class::Int,
+        Op::MbarPendingCount { .. } | Op::ElectSync { .. } | Op::Mapa { .. } => Class::Int,
+        Op::BarrierCluster { .. } => Class::Barrier,
         // The copy engine takes the request from the LD/ST unit; the warp does not wait.
         Op::CpAsyncBulk { .. } | Op::CpAsyncBulkTensor { .. } => Class::Global,
         Op::FenceProxyAsync { .. }

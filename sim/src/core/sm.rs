@@ -36,6 +36,9 @@ pub struct Sm {
     /// Bulk and tensor copies on their way into shared memory (`sm::hopper`).
     landings: super::landing::Landings,
     landing_buf: Vec<super::landing::Landing>,
+    /// Messages to other SMs and to the cluster barriers, collected by the GPU after each
+    /// step (`core::cluster`).
+    pub outbox: Vec<super::cluster::Outgoing>,
 }
 
 /// What one SM cycle did.
@@ -86,6 +89,7 @@ impl Sm {
             cands: Vec::with_capacity(n),
             landings: Default::default(),
             landing_buf: Vec::new(),
+            outbox: Vec::new(),
         }
     }
 
@@ -126,7 +130,8 @@ impl Sm {
     }
 
     /// Make a CTA resident: place it and its warps in free slots.
-    pub fn launch_cta(&mut self, mut cta: Cta, warps: Vec<Warp>) {
+    /// Make a CTA resident; returns its slot.
+    pub fn launch_cta(&mut self, mut cta: Cta, warps: Vec<Warp>) -> usize {
         let cslot = self
             .ctas
             .iter()
@@ -151,6 +156,7 @@ impl Sm {
         }
         self.ctas[cslot] = Some(cta);
         self.stats.max_resident_warps = self.stats.max_resident_warps.max(self.used_warps as u64);
+        cslot
     }
 
     /// One cycle: every scheduler picks a ready warp and issues its next instruction.
@@ -169,7 +175,8 @@ impl Sm {
             spin_suspect: false,
         };
         self.land_async_copies(cycle, epoch);
-        self.land_bulk(cycle, epoch, sh.prog);
+        let one_way = (sh.cfg.sm.cluster.dsmem_latency as u64).div_ceil(2).max(1);
+        self.land_bulk(cycle, epoch, sh.prog, one_way);
         if let Some(t) = self.next_landing() {
             res.next_ready = Some(t);
         }
@@ -401,6 +408,7 @@ impl Sm {
                 counters: &mut ctx.stats.memory,
             },
             tma: sh.cfg.sm.tma,
+            cluster: sh.cfg.sm.cluster,
             wgmma_log: &mut cta.wgmma_log,
             skip_tensor_math: sh.skip_tensor_math,
         };
@@ -652,6 +660,16 @@ impl Sm {
         let cslot = self.warps[slot].as_ref().unwrap().cta;
         let cta = self.ctas[cslot].as_mut().unwrap();
         cta.completed_warps += 1;
+        if cta.cluster.peers.len() > 1 {
+            // Exited threads count as arrived at the cluster barrier from now on.
+            let threads = self.warps[slot]
+                .as_ref()
+                .map_or(0, |w| w.valid.count_ones());
+            self.outbox.push(super::cluster::Outgoing::ClusterExit {
+                cluster: cta.cluster.id,
+                threads,
+            });
+        }
         let ws = sh.cfg.sm.warp_size;
         if sh.cfg.sm.exited_warps_arrive {
             // Hardware: waiters on a barrier proceed once the non-arriving warps have exited.
@@ -710,7 +728,20 @@ impl Sm {
                 .get(w.pc() as usize)
                 .map(|i| i.span.line)
                 .unwrap_or(0);
+            let parked = self.ctas[w.cta].as_ref().and_then(|c| {
+                c.mbar_waiters
+                    .iter()
+                    .find(|x| x.slot == slot)
+                    .map(|x| (c, x))
+            });
             let wait = match w.state {
+                WarpState::Active if parked.is_some() => {
+                    let (c, x) = parked.expect("checked");
+                    hopper::describe_park(c, &x.park)
+                }
+                WarpState::Active if w.fetch_ready == u64::MAX => {
+                    "waiting at barrier.cluster".to_string()
+                }
                 WarpState::Active if w.live.spinning => "spinning without progress".to_string(),
                 WarpState::Active => "ready or waiting on registers".to_string(),
                 WarpState::Barrier(b) => format!("waiting at barrier(s) {b:#x}"),

@@ -26,9 +26,14 @@ pub fn clock_hz(cfg: &Config) -> Result<f64, String> {
 /// (FMAs per instruction / issue interval).
 pub fn fmas_per_cycle(cfg: &Config, math: Math) -> f64 {
     let per_part = match math {
-        Math::Tensor => {
+        Math::Tensor | Math::TensorTf32 => {
             let u = cfg.sm.units.tensor;
-            u.count as f64 * TENSOR_FMAS_PER_ISSUE / u.issue_interval as f64
+            let f16 = u.count as f64 * TENSOR_FMAS_PER_ISSUE / u.issue_interval as f64;
+            if math == Math::TensorTf32 {
+                f16 / 2.0
+            } else {
+                f16
+            }
         }
         Math::Fp32 => {
             let u = cfg.sm.units.fp32;
@@ -50,8 +55,7 @@ pub fn ctas_per_sm(cfg: &Config, prog: &Program, entry: FuncId, launch: &LaunchS
     let sm = &cfg.sm;
     let threads = launch.block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
     let warps = threads.div_ceil(sm.warp_size).max(1);
-    let regs_per_warp = prog.funcs[entry.0 as usize]
-        .regs_per_thread
+    let regs_per_warp = crate::core::gpu::regs_per_thread(prog, cfg, entry)
         .saturating_mul(sm.warp_size)
         .max(1);
     let warps_by_regs = (sm.registers / sm.schedulers / regs_per_warp) * sm.schedulers;

@@ -139,7 +139,7 @@ pub fn run_size(
         )));
     }
     let verify = size.m.max(size.n).max(size.k) <= opts.verify_up_to;
-    if verify && opts.skip_tensor_math && spec.math == super::spec::Math::Tensor {
+    if verify && opts.skip_tensor_math && spec.math.tensor() {
         return Err(GemmError::Input(format!(
             "size {size}: --skip-tensor-math gives no products to verify; lower --verify-up-to below {}",
             size.m.max(size.n).max(size.k)
@@ -181,6 +181,7 @@ pub fn run_size(
         trace: false,
         progress: opts.progress,
         skip_tensor_math: opts.skip_tensor_math,
+        cluster: spec.cluster,
     };
     let ctas_per_sm = super::metrics::ctas_per_sm(cfg, &prog, entry, &launch);
     let mut l2 = crate::mem::hierarchy::Backend::new(cfg);
@@ -352,11 +353,22 @@ fn matrix_map(
 /// Compare C with alpha·A·B + beta·C₀ (ndarray's f32 product of the exact input values).
 fn check(spec: &GemmSpec, size: Size, a: &[u8], b: &[u8], c0: &[u8], got: &[u8]) -> Verification {
     let (m, n, k) = (size.m as usize, size.n as usize, size.k as usize);
-    let av = to_array(spec.dtype.a, a, m, k);
-    let bv = match spec.b_layout {
+    let mut av = to_array(spec.dtype.a, a, m, k);
+    let mut bv = match spec.b_layout {
         BLayout::Kn => to_array(spec.dtype.b, b, k, n),
         BLayout::Nk => to_array(spec.dtype.b, b, n, k).reversed_axes(),
     };
+    // Tensor cores read f32 operands as tf32 (the low 13 mantissa bits ignored, PTX ISA
+    // `.tf32`): the reference multiplies what they multiply.
+    if spec.math.tensor() {
+        let tf32 = |x: &mut f32| *x = f32::from_bits(x.to_bits() & !0x1FFF);
+        if spec.dtype.a == Elem::F32 {
+            av.map_inplace(tf32);
+        }
+        if spec.dtype.b == Elem::F32 {
+            bv.map_inplace(tf32);
+        }
+    }
     let mut want = av.dot(&bv) * spec.alpha as f32;
     if spec.beta != 0.0 {
         want = want + to_array(spec.dtype.c, c0, m, n) * spec.beta as f32;

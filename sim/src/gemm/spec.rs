@@ -75,6 +75,17 @@ pub enum Math {
     Tensor,
     /// The FP32 SIMT pipes (`sm.units.fp32`).
     Fp32,
+    /// The tensor cores on tf32 operands: half their f16/bf16 rate (H100: 494.7 of 989.4
+    /// dense TFLOP/s, hardware.md §3b).
+    #[serde(rename = "tensor-tf32")]
+    TensorTf32,
+}
+
+impl Math {
+    /// Whether the tensor cores do the arithmetic.
+    pub fn tensor(self) -> bool {
+        matches!(self, Math::Tensor | Math::TensorTf32)
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize)]
@@ -244,6 +255,8 @@ pub struct GemmSpec {
     pub constraints: Constraints,
     pub anchors: Vec<Anchor>,
     pub b_layout: BLayout,
+    /// Thread-block cluster shape (None: the kernel's `.reqnctapercluster`, if any).
+    pub cluster: Option<[u32; 3]>,
 }
 
 impl GemmSpec {
@@ -305,10 +318,13 @@ impl GemmSpec {
             ));
         }
         if let Some(c) = raw.cluster {
-            if c.count() != 1 {
+            if c.count() > crate::core::cluster::MAX_CLUSTER_CTAS as u64 {
                 return Err(err(
                     "cluster",
-                    "thread-block clusters are not modelled yet; use [1, 1, 1] or leave `cluster` out".into(),
+                    format!(
+                        "a cluster has at most {} CTAs",
+                        crate::core::cluster::MAX_CLUSTER_CTAS
+                    ),
                 ));
             }
         }
@@ -380,6 +396,7 @@ impl GemmSpec {
             constraints: raw.constraints,
             anchors: raw.anchors,
             b_layout: raw.b_layout,
+            cluster: raw.cluster.map(|c| c.0),
         })
     }
 

@@ -288,11 +288,10 @@ impl LoadedManifest {
             ));
         }
         for (i, l) in manifest.launches.iter().enumerate() {
-            if l.cluster.is_some_and(|c| c.count() != 1) {
-                return Err(err(
-                    format!("launches[{i}].cluster"),
-                    "thread-block clusters are not modelled yet; use [1, 1, 1] or leave `cluster` out".into(),
-                ));
+            if let Some(c) = l.cluster {
+                // The SM count is the config's; `run_launch` checks it.
+                crate::core::cluster::cluster_shape(l.grid.0, Some(c.0), None, u32::MAX)
+                    .map_err(|e| err(format!("launches[{i}].cluster"), e))?;
             }
         }
         for (i, c) in manifest.checks.iter().enumerate() {

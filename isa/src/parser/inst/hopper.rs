@@ -99,6 +99,39 @@ impl<'a> ModuleParser<'a> {
                 })
             }
             "cp" => self.bulk_copy(b, m, raw, span),
+            "barrier" => {
+                m.take("cluster");
+                let wait = match m.take_any(&["arrive", "wait"]) {
+                    Some(w) => w == "wait",
+                    None => return Err(self.c.err(
+                        nspan,
+                        "`barrier.cluster` is `barrier.cluster.arrive` or `barrier.cluster.wait`",
+                    )),
+                };
+                m.take_any(&["release", "relaxed", "acquire"]);
+                m.take("aligned");
+                self.nargs(raw, 0, "barrier.cluster", span)?;
+                Ok(Op::BarrierCluster { wait })
+            }
+            "mapa" => {
+                let cluster = m.take("shared::cluster");
+                let ty = self.one_type(m, name, span)?;
+                if !matches!(ty, Type::U32 | Type::U64) {
+                    return Err(self.c.err(span, "`mapa` takes .u32 or .u64"));
+                }
+                if cluster && ty != Type::U32 && ty != Type::U64 {
+                    return Err(self
+                        .c
+                        .err(span, "`mapa.shared::cluster` takes .u32 or .u64"));
+                }
+                self.nargs(raw, 3, "mapa", span)?;
+                Ok(Op::Mapa {
+                    generic: !cluster,
+                    d: self.dst(b, &raw[0])?,
+                    a: self.src(b, &raw[1], ty)?,
+                    rank: self.src(b, &raw[2], Type::U32)?,
+                })
+            }
             _ => unreachable!("`decode` dispatches only Hopper instructions here"),
         }
     }

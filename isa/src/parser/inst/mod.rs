@@ -176,13 +176,15 @@ fn space_of(m: &mut Mods) -> Space {
         "global",
         "shared",
         "shared::cta",
+        "shared::cluster",
         "local",
         "const",
         "param",
         "param::entry",
     ]) {
         Some("global") => Space::Global,
-        Some("shared" | "shared::cta") => Space::Shared,
+        // A .shared::cluster address names a peer CTA's memory by its rank bits (mapa).
+        Some("shared" | "shared::cta" | "shared::cluster") => Space::Shared,
         Some("local") => Space::Local,
         Some("const") => Space::Const,
         Some("param" | "param::entry") => Space::Param,
@@ -327,10 +329,13 @@ impl<'a> ModuleParser<'a> {
                 self.decode_data(b, name, nspan, m, raw, span, inst_idx)
             }
             "wgmma" => self.decode_wgmma(b, nspan, m, raw, span),
-            "mbarrier" | "elect" | "setmaxnreg" => self.decode_hopper(b, name, nspan, m, raw, span),
+            "mbarrier" | "elect" | "setmaxnreg" | "mapa" => {
+                self.decode_hopper(b, name, nspan, m, raw, span)
+            }
             "cp" if ["bulk", "mbarrier", "reduce"].iter().any(|w| m.has(w)) => {
                 self.decode_hopper(b, name, nspan, m, raw, span)
             }
+            "barrier" if m.has("cluster") => self.decode_hopper(b, name, nspan, m, raw, span),
             "fence" if m.has("proxy") || m.has("mbarrier_init") => {
                 self.decode_hopper(b, name, nspan, m, raw, span)
             }

@@ -117,7 +117,11 @@ impl<'a> ExecEnv<'a> {
             BulkDir::SharedToCluster => (Space::Shared, Space::Shared),
         };
         let (dsp, ssp) = space_of(dir);
-        let d = self.bulk_addr(w, inst, l, dsp, dst, n, 16)?;
+        let (d_rank, d) = if dsp == Space::Shared {
+            self.shared_dst(w, inst, l, dst, n, 16)?
+        } else {
+            (None, self.bulk_addr(w, inst, l, dsp, dst, n, 16)?)
+        };
         let s = self.bulk_addr(w, inst, l, ssp, src, n, 16)?;
         match dir {
             BulkDir::SharedToGlobal => {
@@ -132,14 +136,9 @@ impl<'a> ExecEnv<'a> {
                 });
             }
             BulkDir::GlobalToShared | BulkDir::SharedToCluster => {
-                let bar = self.mbar_addr(
-                    w,
-                    inst,
-                    Space::Shared,
-                    mbar.as_ref().expect("parsed with its mbarrier"),
-                    l,
-                )?;
-                self.own_cta_only(w, inst, l, multicast)?;
+                let mbar = mbar.as_ref().expect("parsed with its mbarrier");
+                let (bar_rank, bar) = self.mbar_target(w, inst, Space::Shared, mbar, l)?;
+                let ranks = self.destinations(w, inst, l, multicast, (d_rank, bar_rank))?;
                 let mut data = vec![0u8; n as usize];
                 let back = if dir == BulkDir::GlobalToShared {
                     self.read_runs(w, inst, l, &[(0, s, n)], &mut data)?
@@ -147,7 +146,7 @@ impl<'a> ExecEnv<'a> {
                     data.copy_from_slice(&self.shared[s as usize..(s + n) as usize]);
                     self.engine_slots(n).1
                 };
-                w.hopper.landings_out.push(Landing {
+                let landing = Landing {
                     ready: back + self.tma.latency as u64,
                     cta: w.cta,
                     base: d,
@@ -155,7 +154,11 @@ impl<'a> ExecEnv<'a> {
                     swizzle: Swizzle::None,
                     mbar: Some(bar),
                     arrivals: 0,
-                });
+                    expect_tx: 0,
+                    read: None,
+                    reg_write: None,
+                };
+                self.land_at(w, &ranks, landing);
             }
         }
         Ok(())
@@ -174,16 +177,11 @@ impl<'a> ExecEnv<'a> {
         multicast: &Option<Operand>,
     ) -> Result<(), Fault> {
         let bytes = map.box_bytes();
-        let base = self.bulk_addr(w, inst, l, Space::Shared, smem, bytes, 128)?;
+        let (dst_rank, base) = self.shared_dst(w, inst, l, smem, bytes, 128)?;
         self.swizzled_fits(w, inst, l, map, base)?;
-        let bar = self.mbar_addr(
-            w,
-            inst,
-            Space::Shared,
-            mbar.as_ref().expect("parsed with its mbarrier"),
-            l,
-        )?;
-        self.own_cta_only(w, inst, l, multicast)?;
+        let mbar = mbar.as_ref().expect("parsed with its mbarrier");
+        let (bar_rank, bar) = self.mbar_target(w, inst, Space::Shared, mbar, l)?;
+        let ranks = self.destinations(w, inst, l, multicast, (dst_rank, bar_rank))?;
         let mut data = vec![0u8; bytes as usize];
         if map.oob_nan
             && matches!(
@@ -200,7 +198,7 @@ impl<'a> ExecEnv<'a> {
         } else {
             self.read_runs(w, inst, l, &runs, &mut data)?
         };
-        w.hopper.landings_out.push(Landing {
+        let landing = Landing {
             ready: back + self.tma.latency as u64,
             cta: w.cta,
             base,
@@ -208,8 +206,87 @@ impl<'a> ExecEnv<'a> {
             swizzle: map.swizzle,
             mbar: Some(bar),
             arrivals: 0,
-        });
+            expect_tx: 0,
+            read: None,
+            reg_write: None,
+        };
+        self.land_at(w, &ranks, landing);
         Ok(())
+    }
+
+    /// Deliver `l` to each CTA of `ranks` (None: this CTA), the same bytes and barrier
+    /// offset in each (multicast writes every destination at the same CTA-relative place).
+    fn land_at(&self, w: &mut Warp, ranks: &[Option<u32>], l: Landing) {
+        for r in ranks {
+            let copy = l.clone();
+            match r {
+                None => w.hopper.landings_out.push(copy),
+                Some(rank) => w.hopper.remote_out.push((*rank, copy)),
+            }
+        }
+    }
+
+    /// The CTAs a copy lands in: each rank of the multicast mask, or the destination's CTA
+    /// (which must also hold the barrier).
+    fn destinations(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        multicast: &Option<Operand>,
+        (dst, bar): (Option<u32>, Option<u32>),
+    ) -> Result<Vec<Option<u32>>, Fault> {
+        if dst != bar {
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::OutOfBounds,
+                format!("a copy into cluster rank {dst:?} completes on the barrier of rank {bar:?}: both must be in the same CTA (None = this CTA)"),
+            ));
+        }
+        let Some(m) = multicast else {
+            return Ok(vec![dst]);
+        };
+        let mask = self.val(w, m, l) & 0xFFFF;
+        let n: u32 = self.geom.cluster.iter().product();
+        if mask == 0 || mask >> n != 0 {
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::OutOfBounds,
+                format!("multicast ctaMask {mask:#x} must name CTAs of this CTA's cluster of {n}"),
+            ));
+        }
+        let own = self.cluster_rank();
+        Ok((0..n)
+            .filter(|r| mask >> r & 1 == 1)
+            .map(|r| (r != own).then_some(r))
+            .collect())
+    }
+
+    /// A copy's shared-memory destination: aligned, possibly in a peer CTA (rank), in bounds.
+    fn shared_dst(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        a: &Address,
+        n: u64,
+        align: u64,
+    ) -> Result<(Option<u32>, u64), Fault> {
+        let (sp, at) = self.effective(w, Space::Shared, a, l);
+        if sp != Space::Shared || at % align != 0 {
+            return Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::Misaligned,
+                format!("a copy's shared destination {at:#x} (.{}) must be a {align}-byte aligned shared address", sp.name()),
+            ));
+        }
+        self.cluster_target(w, inst, l, at, n)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -383,31 +460,6 @@ impl<'a> ExecEnv<'a> {
                     self.shared.len()
                 ),
             ));
-        }
-        Ok(())
-    }
-
-    /// Multicast needs a cluster; a launch without one has a single CTA per cluster (rank 0).
-    fn own_cta_only(
-        &self,
-        w: &Warp,
-        inst: &Inst,
-        l: usize,
-        multicast: &Option<Operand>,
-    ) -> Result<(), Fault> {
-        if let Some(m) = multicast {
-            let mask = self.val(w, m, l) & 0xFFFF;
-            if mask != 1 {
-                return Err(self.fault(
-                    w,
-                    inst,
-                    l,
-                    FaultKind::OutOfBounds,
-                    format!(
-                        "multicast ctaMask {mask:#x} names CTAs outside this CTA's cluster of one"
-                    ),
-                ));
-            }
         }
         Ok(())
     }

@@ -49,9 +49,16 @@ impl<'a> ExecEnv<'a> {
                 ..
             } => {
                 for l in lanes(exec) {
-                    let at = self.mbar_addr(w, inst, *space, addr, l)?;
                     let n = count.map_or(1, |c| self.val(w, &c, l) as u32);
                     let tx = expect_tx.map_or(0, |t| self.val(w, &t, l) as u32);
+                    let at = match self.mbar_target(w, inst, *space, addr, l)? {
+                        (Some(rank), at) => {
+                            // A remote arrive (`.shared::cluster`) lands after the DSMEM trip.
+                            self.remote_mbar(w, rank, at, n, tx);
+                            continue;
+                        }
+                        (None, at) => at,
+                    };
                     let u = mb::mbar_arrive(self.read_mbar(at), n, tx, *drop, *no_complete)
                         .map_err(|e| self.mbar_fault(w, inst, l, at, e))?;
                     self.write_mbar(at, u.word);
@@ -71,8 +78,23 @@ impl<'a> ExecEnv<'a> {
                 ..
             } => {
                 for l in lanes(exec) {
-                    let at = self.mbar_addr(w, inst, *space, addr, l)?;
                     let n = (self.val(w, bytes, l) & 0xFFFF_FFFF) as i64;
+                    let at = match self.mbar_target(w, inst, *space, addr, l)? {
+                        (Some(rank), at) if !*complete => {
+                            self.remote_mbar(w, rank, at, 0, n as u32);
+                            continue;
+                        }
+                        (Some(rank), at) => {
+                            return Err(self.fault(
+                                w,
+                                inst,
+                                l,
+                                FaultKind::Control,
+                                format!("mbarrier.complete_tx on the barrier at {at:#x} of cluster rank {rank}: gpusim completes a peer's transactions only through copies"),
+                            ))
+                        }
+                        (None, at) => at,
+                    };
                     let delta = if *complete { -n } else { n };
                     let u = mb::mbar_tx(self.read_mbar(at), delta)
                         .map_err(|e| self.mbar_fault(w, inst, l, at, e))?;
@@ -129,13 +151,9 @@ impl<'a> ExecEnv<'a> {
                         self.write_mbar(at, word);
                     }
                     w.hopper.landings_out.push(Landing {
-                        ready: ready.unwrap_or(self.cycle + 1).max(self.cycle + 1),
-                        cta: usize::MAX,
-                        base: 0,
-                        data: Vec::new(),
-                        swizzle: gpusim_isa::semantics::Swizzle::None,
                         mbar: Some(at),
                         arrivals: 1,
+                        ..Landing::control(ready.unwrap_or(self.cycle + 1).max(self.cycle + 1))
                     });
                 }
             }
@@ -193,6 +211,20 @@ impl<'a> ExecEnv<'a> {
         Ok(())
     }
 
+    /// An arrive (and expected transaction bytes) on a peer CTA's barrier, delivered after
+    /// the distributed-shared-memory latency.
+    fn remote_mbar(&self, w: &mut Warp, rank: u32, at: u64, arrivals: u32, expect_tx: u32) {
+        w.hopper.remote_out.push((
+            rank,
+            Landing {
+                mbar: Some(at),
+                arrivals,
+                expect_tx,
+                ..Landing::control(self.cycle + self.dsmem_one_way())
+            },
+        ));
+    }
+
     /// Suspend lanes: merged with an earlier park of the same barrier and phase.
     fn park(&self, w: &mut Warp, p: MbarPark) {
         match w
@@ -206,8 +238,9 @@ impl<'a> ExecEnv<'a> {
         }
     }
 
-    /// The shared-memory offset of lane `l`'s mbarrier: in shared memory (a generic address
-    /// must point there), 8-byte aligned, in bounds.
+    /// The shared-memory offset of lane `l`'s mbarrier in this CTA: in shared memory (a
+    /// generic address must point there), 8-byte aligned, in bounds. A peer CTA's barrier is
+    /// an error here (only arrives and transaction counts reach across the cluster).
     pub(super) fn mbar_addr(
         &self,
         w: &Warp,
@@ -216,6 +249,27 @@ impl<'a> ExecEnv<'a> {
         addr: &Address,
         l: usize,
     ) -> Result<u64, Fault> {
+        match self.mbar_target(w, inst, space, addr, l)? {
+            (None, at) => Ok(at),
+            (Some(r), at) => Err(self.fault(
+                w,
+                inst,
+                l,
+                FaultKind::OutOfBounds,
+                format!("this mbarrier operation cannot reach the barrier at {at:#x} of cluster rank {r}: only arrive, expect_tx and copies complete on a peer CTA's barrier"),
+            )),
+        }
+    }
+
+    /// Lane `l`'s mbarrier as (peer rank or None for this CTA, offset), checked.
+    pub(super) fn mbar_target(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        space: Space,
+        addr: &Address,
+        l: usize,
+    ) -> Result<(Option<u32>, u64), Fault> {
         let (sp, at) = self.effective(w, space, addr, l);
         if sp != Space::Shared {
             return Err(self.fault(
@@ -238,19 +292,7 @@ impl<'a> ExecEnv<'a> {
                 format!("mbarrier address {at:#x} is not 8-byte aligned"),
             ));
         }
-        if at + 8 > self.shared.len() as u64 {
-            return Err(self.fault(
-                w,
-                inst,
-                l,
-                FaultKind::OutOfBounds,
-                format!(
-                    "mbarrier address {at:#x} is outside the CTA's {} bytes of shared memory",
-                    self.shared.len()
-                ),
-            ));
-        }
-        Ok(at)
+        self.cluster_target(w, inst, l, at, 8)
     }
 
     fn mbar_fault(&self, w: &Warp, inst: &Inst, l: usize, at: u64, e: mb::MbarError) -> Fault {

@@ -65,6 +65,10 @@ impl<'a> ExecEnv<'a> {
             release: self.cycle,
             end: self.cycle,
         };
+        if self.peer_access(w, inst, exec) {
+            self.exec_dsmem(w, inst, exec)?;
+            return Ok(None);
+        }
         match &inst.op {
             Op::Ld {
                 space,

@@ -5,6 +5,8 @@
 mod alu;
 mod async_copy;
 mod bulk;
+mod cluster;
+pub(crate) use cluster::extend;
 mod collective;
 mod control;
 mod matrix;
@@ -31,6 +33,9 @@ pub struct LaunchGeom {
     pub static_shared: u32,
     pub dynamic_shared: u32,
     pub kernel: String,
+    /// The cluster shape (1, 1, 1 without clusters) and whether the launch named one.
+    pub cluster: [u32; 3],
+    pub explicit_cluster: bool,
 }
 
 /// Everything outside the warp that an instruction may read or change.
@@ -60,6 +65,8 @@ pub struct ExecEnv<'a> {
     pub skip_tensor_math: bool,
     /// The SM's TMA engine (`exec::bulk`).
     pub tma: crate::config::TmaConfig,
+    /// Distributed shared memory (`exec::cluster`).
+    pub cluster: crate::config::ClusterConfig,
 }
 
 /// The memory hierarchy as one SM's instruction sees it (`mem::hierarchy`).
@@ -200,10 +207,24 @@ impl<'a> ExecEnv<'a> {
             SpecialReg::LanemaskGt => !below(lane + 1) & 0xFFFF_FFFF,
             SpecialReg::LanemaskGe => !below(lane) & 0xFFFF_FFFF,
             SpecialReg::DynamicSmemSize => self.geom.dynamic_shared as u64,
+            SpecialReg::ClusterCtarank => self.cluster_rank() as u64,
+            SpecialReg::ClusterNctarank => self.geom.cluster.iter().product::<u32>() as u64,
+            SpecialReg::ClusterId(x) => (self.ctaid[d(x)] / self.geom.cluster[d(x)]) as u64,
+            SpecialReg::NClusterId(x) => (self.geom.grid[d(x)] / self.geom.cluster[d(x)]) as u64,
+            SpecialReg::ClusterCtaid(x) => (self.ctaid[d(x)] % self.geom.cluster[d(x)]) as u64,
+            SpecialReg::ClusterNctaid(x) => self.geom.cluster[d(x)] as u64,
+            SpecialReg::IsExplicitCluster => self.geom.explicit_cluster as u64,
             SpecialReg::TotalSmemSize => {
                 (self.geom.static_shared + self.geom.dynamic_shared) as u64
             }
         }
+    }
+
+    /// This CTA's rank in its cluster (x fastest, PTX ISA `%cluster_ctarank`).
+    pub(super) fn cluster_rank(&self) -> u32 {
+        let c = self.geom.cluster;
+        let i = |k: usize| self.ctaid[k] % c[k];
+        i(0) + c[0] * (i(1) + c[1] * i(2))
     }
 
     /// A variable's address in its own space (local variables: in the lane's local memory).
@@ -353,6 +374,7 @@ impl<'a> ExecEnv<'a> {
             | Op::FenceProxyAsync { .. }
             | Op::ElectSync { .. }
             | Op::Setmaxnreg { .. } => self.exec_mbarrier(w, inst, exec)?,
+            Op::BarrierCluster { .. } | Op::Mapa { .. } => self.exec_cluster(w, inst, exec)?,
             Op::CpAsyncBulk { .. }
             | Op::CpAsyncBulkTensor { .. }
             | Op::CpAsyncBulkCommit

@@ -3,7 +3,8 @@
 //! the warps suspended in `mbarrier.try_wait` when their phase completes.
 
 use super::Sm;
-use crate::core::async_state::MbarWaiter;
+use crate::core::async_state::{ClusterOp, MbarWaiter};
+use crate::core::cluster::{ClusterLink, Outgoing};
 use crate::core::cta::Cta;
 use crate::core::landing::Landing;
 use crate::core::program::Program;
@@ -14,21 +15,51 @@ use gpusim_isa::semantics::swizzle;
 impl Sm {
     /// Land every copy due by `cycle` (before any warp issues in it), then complete their
     /// mbarrier transactions and arrivals.
-    pub(super) fn land_bulk(&mut self, cycle: u64, epoch: &mut u64, prog: &Program) {
+    pub(super) fn land_bulk(
+        &mut self,
+        cycle: u64,
+        epoch: &mut u64,
+        prog: &Program,
+        dsmem_one_way: u64,
+    ) {
         if self.landings.is_empty() {
             return;
         }
         let mut due = std::mem::take(&mut self.landing_buf);
         self.landings.take_due(cycle, &mut due);
         for l in due.drain(..) {
+            if let Some((slot, reg, lane, v)) = l.reg_write {
+                self.reply_arrived(slot, reg, lane, v, cycle, prog);
+                continue;
+            }
             let Some(cta) = self.ctas[l.cta].as_mut() else {
                 continue;
             };
+            if let Some(rr) = l.read {
+                let mut b = [0u8; 8];
+                let (o, n) = (rr.offset as usize, rr.size as usize);
+                if let Some(src) = cta.shared.get(o..o + n) {
+                    b[..n].copy_from_slice(src);
+                }
+                let v = crate::core::exec::extend(u64::from_le_bytes(b), rr.sign_bits, rr.reg_mask);
+                let (sm, slot, linear) = rr.from;
+                self.outbox.push(Outgoing::Land {
+                    sm,
+                    slot,
+                    cta: linear,
+                    landing: Landing {
+                        reg_write: Some((rr.warp, rr.reg, rr.lane, v)),
+                        ..Landing::control(cycle + dsmem_one_way)
+                    },
+                });
+                continue;
+            }
             write_swizzled(cta, &l);
             *epoch += 1;
             if let Some(bar) = l.mbar {
                 let word = read_word(cta, bar);
-                let mut u = mb::mbar_tx(word, -(l.data.len() as i64)).unwrap_or(mb::MbarUpdate {
+                let delta = l.expect_tx as i64 - l.data.len() as i64;
+                let mut u = mb::mbar_tx(word, delta).unwrap_or(mb::MbarUpdate {
                     word,
                     completed: false,
                     state: 0,
@@ -57,10 +88,68 @@ impl Sm {
             return;
         };
         let h = &mut w.hopper;
-        if h.landings_out.is_empty() && h.mbar_done.is_empty() && h.parks.is_empty() {
+        if h.landings_out.is_empty()
+            && h.mbar_done.is_empty()
+            && h.parks.is_empty()
+            && h.remote_out.is_empty()
+            && h.cluster_ops.is_empty()
+        {
             return;
         }
+        let loads = std::mem::take(&mut h.remote_loads);
+        for &r in &loads {
+            match w.hopper.pending_regs.iter_mut().find(|p| p.0 == r) {
+                Some(p) => p.1 += 1,
+                None => w.hopper.pending_regs.push((r, 1)),
+            }
+            w.set_ready(&[r], u64::MAX, true);
+        }
+        w.hopper.remote_loads = loads;
+        w.hopper.remote_loads.clear();
+        let h = &mut w.hopper;
         let cslot = w.cta;
+        let link = &self.ctas[cslot]
+            .as_ref()
+            .expect("a warp's CTA is resident")
+            .cluster;
+        let me = (
+            self.id,
+            cslot,
+            self.ctas[cslot].as_ref().map_or(0, |c| c.linear),
+        );
+        for (rank, mut l) in h.remote_out.drain(..) {
+            h.remote_done = h.remote_done.max(l.ready);
+            if let Some(rr) = l.read.as_mut() {
+                rr.from = me;
+            }
+            let (sm, slot, cta) = link.peers[rank as usize];
+            self.outbox.push(Outgoing::Land {
+                sm,
+                slot,
+                cta,
+                landing: l,
+            });
+        }
+        for op in h.cluster_ops.drain(..) {
+            self.outbox.push(match op {
+                ClusterOp::Arrive(threads) => Outgoing::ClusterArrive {
+                    cluster: link.id,
+                    threads,
+                    at: h.remote_done,
+                },
+                ClusterOp::Wait(phases) => {
+                    // Suspended until the GPU releases it (`release_cluster_wait`).
+                    w.fetch_ready = u64::MAX;
+                    w.fetch_reason = crate::stats::Stall::Barrier;
+                    Outgoing::ClusterWait {
+                        cluster: link.id,
+                        sm: self.id,
+                        slot,
+                        phases,
+                    }
+                }
+            });
+        }
         for l in h.landings_out.drain(..) {
             self.landings.push(Landing { cta: cslot, ..l });
         }
@@ -81,6 +170,61 @@ impl Sm {
             w.hopper.parks.clear();
             w.hopper.mbar_done = done;
             w.hopper.mbar_done.clear();
+        }
+    }
+
+    /// Record CTA `slot`'s cluster: its id, rank and where every rank runs.
+    pub fn set_cluster(&mut self, slot: usize, id: u64, rank: u32, peers: Vec<(u32, usize, u64)>) {
+        if let Some(c) = self.ctas[slot].as_mut() {
+            c.cluster = ClusterLink { id, rank, peers };
+        }
+    }
+
+    /// Queue a delivery from a peer for CTA `slot` if that is still CTA `cta`; returns whether
+    /// it was queued.
+    pub fn accept_landing(&mut self, slot: usize, cta: u64, l: Landing, ready: u64) -> bool {
+        if self.ctas[slot].as_ref().is_some_and(|c| c.linear == cta) {
+            self.landings.push(Landing {
+                cta: slot,
+                ready,
+                ..l
+            });
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The cluster barrier a warp waited on has completed: it may issue from `cycle`.
+    pub fn release_cluster_wait(&mut self, slot: usize, cycle: u64) {
+        if let Some(w) = self.warps[slot].as_mut() {
+            w.fetch_ready = cycle;
+        }
+    }
+
+    /// A peer's reply to a DSMEM load: the lane's register gets its value; the register is
+    /// readable again once no other reply for it is due.
+    fn reply_arrived(
+        &mut self,
+        slot: usize,
+        reg: u32,
+        lane: usize,
+        v: u64,
+        cycle: u64,
+        prog: &Program,
+    ) {
+        let Some(w) = self.warps[slot].as_mut() else {
+            return;
+        };
+        w.write(reg, lane, v);
+        let h = &mut w.hopper;
+        if let Some(i) = h.pending_regs.iter().position(|p| p.0 == reg) {
+            h.pending_regs[i].1 -= 1;
+            if h.pending_regs[i].1 == 0 {
+                h.pending_regs.swap_remove(i);
+                w.set_ready(&[reg], cycle + 1, true);
+                w.refresh_ready(prog);
+            }
         }
     }
 
@@ -147,4 +291,14 @@ fn write_swizzled(cta: &mut Cta, l: &Landing) {
             dst.copy_from_slice(chunk);
         }
     }
+}
+
+/// A suspended `try_wait` for fault reports: the barrier, the phase awaited and what the
+/// current phase still lacks.
+pub(super) fn describe_park(cta: &Cta, p: &crate::core::async_state::MbarPark) -> String {
+    let s = mb::MbarState::decode(read_word(cta, p.addr));
+    format!(
+        "suspended in mbarrier.try_wait (lanes {:#x}) on the barrier at shared {:#x} for the phase of parity {}; its current phase still waits for {} of {} arrivals and {} transaction bytes",
+        p.lanes, p.addr, p.parity, s.pending, s.expected, s.tx
+    )
 }

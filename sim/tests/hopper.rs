@@ -1,0 +1,363 @@
+//! The Hopper asynchronous machinery beyond the traces (traces/tensor/tma_tile,
+//! traces/gemm/hopper_ws_*): the TMA latency microbenchmark against the published 365 cycles,
+//! mbarrier phases and transaction counts, a phase that never completes reported as a
+//! deadlock naming the barrier, the tensor-map argument's key-path errors, thread-block
+//! clusters (special registers, mapa, remote arrives, barrier.cluster, multicast), and the
+//! faults of bad addresses.
+
+use gpusim::core::fault::FaultKind;
+use gpusim::{run_manifest, RunError};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpusim-hopper-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A one-launch manifest of kernel `k` with the given launch lines and buffers.
+fn write(dir: &Path, ptx_body: &str, params: &str, launch: &str, buffers: &str) -> PathBuf {
+    let ptx = format!(
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k({params})\n{{\n  .reg .pred %p<8>;\n  .reg .b32 %r<32>;\n  .reg .b64 %rd<32>;\n  .shared .align 1024 .b8 smem[4096];\n  .shared .align 8 .b64 bar[4];\n{ptx_body}\n}}\n"
+    );
+    std::fs::write(dir.join("k.ptx"), ptx).unwrap();
+    std::fs::write(
+        dir.join("k.yaml"),
+        format!("kernel: k.ptx\nlaunches:\n  - entry: k\n{launch}\nbuffers:\n{buffers}\n"),
+    )
+    .unwrap();
+    dir.join("k.yaml")
+}
+
+fn words(o: &gpusim::RunOutput, name: &str) -> Vec<u64> {
+    let (_, _, _, bytes) = o.buffers.iter().find(|b| b.0 == name).unwrap();
+    bytes
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn fault(r: Result<gpusim::RunOutput, RunError>) -> gpusim::core::Fault {
+    match r {
+        Err(RunError::Fault(f)) => f,
+        Err(e) => panic!("expected a fault, got {e}"),
+        Ok(_) => panic!("expected a fault, the run succeeded"),
+    }
+}
+
+#[test]
+fn a_tma_load_from_l2_takes_the_published_365_cycles() {
+    let cfg = root().join("configs/hopper-h100.yaml");
+    let out = run_manifest(
+        &root().join("traces/microbench/tma_latency.yaml"),
+        Some(&cfg),
+        &[],
+    )
+    .unwrap();
+    assert!(out.failures.is_empty(), "{:?}", out.failures);
+    let lat = words(&out, "LAT")[0] as f64;
+    // Luo et al. (H800): 365-369 cycles for a TMA load that hits L2 (hardware.md §3b).
+    assert!(
+        (lat - 365.0).abs() / 365.0 <= 0.05,
+        "TMA L2 latency {lat} cycles"
+    );
+}
+
+#[test]
+fn mbarrier_phases_count_arrivals_and_transactions() {
+    // One warp: init(2); two arrivals complete phase 0 (state and parity checks before and
+    // after); expect_tx 64 + one arrival leaves phase 1 open until complete_tx 64.
+    let body = "
+  mov.u32 %r1, bar;
+  mbarrier.init.shared::cta.b64 [%r1], 2;
+  mbarrier.arrive.shared::cta.b64 %rd1, [%r1];
+  mbarrier.test_wait.shared::cta.b64 %p1, [%r1], %rd1;
+  mbarrier.pending_count.b64 %r2, %rd1;
+  mbarrier.arrive.shared::cta.b64 %rd2, [%r1];
+  mbarrier.test_wait.parity.shared::cta.b64 %p2, [%r1], 0;
+  mbarrier.expect_tx.shared::cta.b64 [%r1], 64;
+  mbarrier.arrive.shared::cta.b64 %rd3, [%r1], 2;
+  mbarrier.test_wait.parity.shared::cta.b64 %p3, [%r1], 1;
+  mbarrier.complete_tx.shared::cta.b64 [%r1], 64;
+  mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r1], 1;
+  ld.param.u64 %rd10, [out];
+  selp.u64 %rd11, 1, 0, %p1;
+  selp.u64 %rd12, 1, 0, %p2;
+  selp.u64 %rd13, 1, 0, %p3;
+  selp.u64 %rd14, 1, 0, %p4;
+  cvt.u64.u32 %rd15, %r2;
+  st.global.u64 [%rd10], %rd11;
+  st.global.u64 [%rd10+8], %rd12;
+  st.global.u64 [%rd10+16], %rd13;
+  st.global.u64 [%rd10+24], %rd14;
+  st.global.u64 [%rd10+32], %rd15;
+  ret;";
+    let dir = temp_dir("phases");
+    let m = write(
+        &dir,
+        body,
+        ".param .u64 out",
+        "    grid: [1, 1, 1]\n    block: [1, 1, 1]\n    args: [out]",
+        "  out: { dtype: u64, shape: [5], init: zeros }",
+    );
+    let out = run_manifest(&m, None, &[]).unwrap();
+    // phase 0 open after one arrival, 1 pending; complete after two; phase 1 open with
+    // 64 bytes outstanding; complete once they are.
+    assert_eq!(words(&out, "out"), vec![0, 1, 0, 1, 1]);
+}
+
+#[test]
+fn a_phase_that_never_completes_is_a_deadlock_naming_the_barrier() {
+    let body = "
+  mov.u32 %r1, bar;
+  mbarrier.init.shared::cta.b64 [%r1], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 256;
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;
+  @!%p1 bra WAIT;
+  ret;";
+    let dir = temp_dir("deadlock");
+    let m = write(
+        &dir,
+        body,
+        "",
+        "    grid: [1, 1, 1]\n    block: [1, 1, 1]\n    args: []",
+        "  none: { dtype: u32, shape: [1], init: zeros }",
+    );
+    let f = fault(run_manifest(&m, None, &[]));
+    assert_eq!(f.kind, FaultKind::Deadlock, "{f}");
+    let text = f.to_string();
+    assert!(
+        text.contains("mbarrier.try_wait") && text.contains("256 transaction bytes"),
+        "{text}"
+    );
+}
+
+#[test]
+fn misaligned_and_foreign_mbarriers_are_faults() {
+    let dir = temp_dir("misaligned");
+    let m = write(
+        &dir,
+        "  mov.u32 %r1, bar;\n  mbarrier.init.shared::cta.b64 [%r1+4], 1;\n  ret;",
+        "",
+        "    grid: [1, 1, 1]\n    block: [1, 1, 1]\n    args: []",
+        "  none: { dtype: u32, shape: [1], init: zeros }",
+    );
+    let f = fault(run_manifest(&m, None, &[]));
+    assert_eq!(f.kind, FaultKind::Misaligned, "{f}");
+    assert!(f.to_string().contains("not 8-byte aligned"), "{f}");
+    let dir = temp_dir("global-mbar");
+    let m = write(
+        &dir,
+        "  ld.param.u64 %rd1, [p];\n  mbarrier.init.b64 [%rd1], 1;\n  ret;",
+        ".param .u64 p",
+        "    grid: [1, 1, 1]\n    block: [1, 1, 1]\n    args: [buf]",
+        "  buf: { dtype: u64, shape: [1], init: zeros }",
+    );
+    let f = fault(run_manifest(&m, None, &[]));
+    assert!(f.to_string().contains("not .shared"), "{f}");
+}
+
+#[test]
+fn tensor_map_arguments_report_their_key_path() {
+    let body = "  ret;";
+    for (arg, want) in [
+        (
+            "{ tensor_map: { buffer: X, dims: [64], box: [300] } }",
+            "args[0].tensor_map: box[0] = 300",
+        ),
+        (
+            "{ tensor_map: { buffer: Y, dims: [64], box: [16] } }",
+            "args[0].tensor_map.buffer: no buffer `Y`",
+        ),
+        (
+            "{ tensor_map: { buffer: X, dims: [64], box: [16], swizzle: 96B } }",
+            "args[0].tensor_map.swizzle",
+        ),
+        (
+            "{ tensor_map: { buffer: X, dims: [64, 64], box: [16, 8] } }",
+            "spans",
+        ),
+        (
+            "{ tensor_map: { buffer: X, dim: [64], box: [16] } }",
+            "unknown key",
+        ),
+        (
+            "{ tensor_map: { buffer: X, dims: [64], box: [16], swizzle: 32B, oob_fill: maybe } }",
+            "oob_fill",
+        ),
+    ] {
+        let dir = temp_dir("tmap");
+        let m = write(
+            &dir,
+            body,
+            ".param .align 64 .b8 t[128]",
+            &format!("    grid: [1, 1, 1]\n    block: [1, 1, 1]\n    args: [{arg}]"),
+            "  X: { dtype: f32, shape: [64], init: zeros }",
+        );
+        match run_manifest(&m, None, &[]) {
+            Err(e) => assert!(e.to_string().contains(want), "{arg}: {e}"),
+            Ok(_) => panic!("{arg} was accepted"),
+        }
+    }
+}
+
+/// A cluster of 2 CTAs (one warp each): the special registers, `mapa`, a remote arrive on
+/// the peer's barrier, and `barrier.cluster` ordering it before the peer's wait.
+#[test]
+fn clusters_give_ranks_remote_arrives_and_a_cluster_barrier() {
+    let body = "
+  mov.u32 %r1, bar;
+  mov.u32 %r2, %cluster_ctarank;
+  mov.u32 %r3, %cluster_nctarank;
+  mov.u32 %r4, %clusterid.x;
+  mov.u32 %r5, %cluster_ctaid.x;
+  mov.u32 %r6, %is_explicit_cluster;
+  mov.u32 %r7, %tid.x;
+  setp.eq.u32 %p1, %r7, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r1], 1;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  xor.b32 %r8, %r2, 1;
+  mapa.shared::cluster.u32 %r9, %r1, %r8;
+  @%p1 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r9];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r1], 0;
+  @!%p2 bra WAIT;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  @!%p1 bra DONE;
+  mov.u32 %r10, %ctaid.x;
+  mul.wide.u32 %rd2, %r10, 48;
+  ld.param.u64 %rd1, [out];
+  add.u64 %rd1, %rd1, %rd2;
+  cvt.u64.u32 %rd3, %r2;
+  st.global.u64 [%rd1], %rd3;
+  cvt.u64.u32 %rd3, %r3;
+  st.global.u64 [%rd1+8], %rd3;
+  cvt.u64.u32 %rd3, %r4;
+  st.global.u64 [%rd1+16], %rd3;
+  cvt.u64.u32 %rd3, %r5;
+  st.global.u64 [%rd1+24], %rd3;
+  cvt.u64.u32 %rd3, %r6;
+  st.global.u64 [%rd1+32], %rd3;
+  cvt.u64.u32 %rd3, %r9;
+  st.global.u64 [%rd1+40], %rd3;
+DONE:
+  ret;";
+    let dir = temp_dir("cluster");
+    let m = write(
+        &dir,
+        body,
+        ".param .u64 out",
+        "    grid: [4, 1, 1]\n    block: [32, 1, 1]\n    cluster: [2, 1, 1]\n    args: [out]",
+        "  out: { dtype: u64, shape: [24], init: zeros }",
+    );
+    let cfg = root().join("configs/hopper-h100.yaml");
+    let out = run_manifest(&m, Some(&cfg), &[]).unwrap();
+    let w = words(&out, "out");
+    let bar = w[5] % (1 << 24);
+    for cta in 0..4u64 {
+        let r = &w[6 * cta as usize..6 * cta as usize + 6];
+        let rank = cta % 2;
+        assert_eq!(&r[..5], &[rank, 2, cta / 2, rank, 1], "CTA {cta}: {r:?}");
+        // mapa names the peer: rank (1 - rank), the same offset.
+        assert_eq!(r[5], (2 - rank) << 24 | bar, "CTA {cta}");
+    }
+    // Each CTA's barrier phase was completed by its peer's remote arrive, so every CTA ran
+    // to the end; the run is deterministic.
+    let again = run_manifest(&m, Some(&cfg), &[]).unwrap();
+    assert_eq!(out.stats.totals.cycles, again.stats.totals.cycles);
+}
+
+#[test]
+fn bad_cluster_shapes_are_launch_errors() {
+    let dir = temp_dir("cluster-shape");
+    let m = write(
+        &dir,
+        "  ret;",
+        "",
+        "    grid: [3, 1, 1]\n    block: [32, 1, 1]\n    cluster: [2, 1, 1]\n    args: []",
+        "  none: { dtype: u32, shape: [1], init: zeros }",
+    );
+    match run_manifest(&m, None, &[]) {
+        Err(e) => {
+            let t = e.to_string();
+            assert!(
+                t.contains("launches[0].cluster") && t.contains("whole number of clusters"),
+                "{t}"
+            );
+        }
+        Ok(_) => panic!("a grid of 3 in clusters of 2 was accepted"),
+    }
+}
+
+/// The warp-specialised GEMM in clusters of 2 (B multicast into both CTAs, stages released
+/// by remote arrives) computes C as NumPy does on the Hopper config.
+#[test]
+fn the_clustered_gemm_multicasts_and_matches() {
+    let cfg = root().join("configs/hopper-h100.yaml");
+    let one = run_manifest(
+        &root().join("traces/gemm/hopper_ws_bf16_cluster2/hopper_ws_bf16_cluster2.yaml"),
+        Some(&cfg),
+        &[],
+    )
+    .unwrap();
+    assert!(one.failures.is_empty(), "{:?}", one.failures);
+}
+
+/// Distributed shared memory in a cluster of 2: each CTA stores into its peer's shared memory
+/// (st.shared::cluster through mapa), the cluster barrier orders it, then each CTA reads its
+/// own copy and the peer's word with ld.shared::cluster; the remote load takes the configured
+/// DSMEM latency (Luo et al.: 181-207 cycles, hardware.md §3b).
+#[test]
+fn distributed_shared_memory_loads_and_stores_reach_the_peer() {
+    let body = "
+  mov.u32 %r1, smem;
+  mov.u32 %r2, %cluster_ctarank;
+  xor.b32 %r3, %r2, 1;
+  mapa.shared::cluster.u32 %r4, %r1, %r3;
+  add.u32 %r5, %r2, 100;
+  st.shared::cluster.u32 [%r4+8], %r5;
+  st.shared.u32 [%r1], %r2;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  ld.shared.u32 %r6, [%r1+8];
+  mov.u64 %rd5, %clock64;
+  ld.shared::cluster.u32 %r7, [%r4];
+  add.u32 %r8, %r7, 0;
+  mov.u64 %rd6, %clock64;
+  sub.u64 %rd7, %rd6, %rd5;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r9, %ctaid.x;
+  mul.wide.u32 %rd2, %r9, 24;
+  add.u64 %rd1, %rd1, %rd2;
+  cvt.u64.u32 %rd3, %r6;
+  st.global.u64 [%rd1], %rd3;
+  cvt.u64.u32 %rd3, %r8;
+  st.global.u64 [%rd1+8], %rd3;
+  st.global.u64 [%rd1+16], %rd7;
+  ret;";
+    let dir = temp_dir("dsmem");
+    let m = write(
+        &dir,
+        body,
+        ".param .u64 out",
+        "    grid: [2, 1, 1]\n    block: [1, 1, 1]\n    cluster: [2, 1, 1]\n    args: [out]",
+        "  out: { dtype: u64, shape: [6], init: zeros }",
+    );
+    let cfg = root().join("configs/hopper-h100.yaml");
+    let w = words(&run_manifest(&m, Some(&cfg), &[]).unwrap(), "out");
+    // CTA r received 100 + (1 - r) from its peer and read the peer's rank.
+    assert_eq!((w[0], w[1]), (101, 1));
+    assert_eq!((w[3], w[4]), (100, 0));
+    for lat in [w[2], w[5]] {
+        assert!((185..=200).contains(&lat), "DSMEM load latency {lat}");
+    }
+}
