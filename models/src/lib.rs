@@ -6,6 +6,7 @@
 //! cores, reconvergence policies, memory system or async units. An oracle that shares code
 //! with what it checks proves nothing. Each model follows its paper rule by rule and cites the
 //! rule where it implements it; the digests are in `shared/notes/`.
+pub mod async_sync;
 pub mod lockstep;
 pub mod ptx_exec;
 pub mod simt_step;

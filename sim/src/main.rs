@@ -70,6 +70,9 @@ struct GemmArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Override the spec's split-K factor (its grid must have a `split_k` dimension).
+    #[arg(long)]
+    split_k: Option<u32>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -194,6 +197,7 @@ fn cmd_run(args: &RunArgs) -> i32 {
         trace_warps: args.trace_warps.is_some(),
         progress: true,
         skip_tensor_math: args.skip_tensor_math,
+        ..Default::default()
     };
     let out = match run_manifest_with(manifest, config, &sets, &opts) {
         Ok(o) => o,
@@ -333,7 +337,10 @@ fn cmd_run(args: &RunArgs) -> i32 {
 fn cmd_gemm(args: &GemmArgs) -> i32 {
     use gpusim::gemm::{self, metrics, report};
     let prepared = (|| -> Result<_, String> {
-        let spec = gemm::GemmSpec::load(&args.spec).map_err(|e| e.to_string())?;
+        let mut spec = gemm::GemmSpec::load(&args.spec).map_err(|e| e.to_string())?;
+        if let Some(k) = args.split_k {
+            spec.set_split_k(k)?;
+        }
         let sets = parse_sets(&args.set)?;
         let cfg = gpusim::run::load_config(args.config.as_deref(), &[], &sets)
             .map_err(|e| e.to_string())?;
@@ -363,10 +370,10 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
         cfg.name,
         cfg.sm.count,
         clock / 1e6,
-        if spec.math == gemm::spec::Math::Tensor {
-            "tensor"
-        } else {
-            "FP32"
+        match spec.math {
+            gemm::spec::Math::Tensor => "tensor",
+            gemm::spec::Math::TensorTf32 => "tensor tf32",
+            gemm::spec::Math::Fp32 => "FP32",
         },
         metrics::peak_tflops(&cfg, spec.math, clock)
     );

@@ -39,6 +39,9 @@ pub struct RunOutput {
     /// The fault, when the manifest expected one and it happened.
     pub expected_fault: Option<Fault>,
     pub events: Vec<crate::stats::WarpEvent>,
+    /// Per completed launch, the asynchronous-synchronisation checker's events (empty
+    /// unless `RunOptions::record_async`).
+    pub async_events: Vec<Vec<gpusim_models::async_sync::AsyncEvent>>,
 }
 
 /// Load the config: the file (or the embedded tiny GPU), then the manifest's `set`, then the
@@ -89,6 +92,9 @@ pub struct RunOptions {
     /// accumulators keep their values; timing and stats are identical). Checks on tensor
     /// results then fail.
     pub skip_tensor_math: bool,
+    /// Record the events of the asynchronous-synchronisation checker
+    /// (`RunOutput::async_events`; `gpusim check`).
+    pub record_async: bool,
 }
 
 /// Run a manifest with default options.
@@ -133,6 +139,7 @@ pub fn run_manifest_with(
     // One L2 for the whole run: it persists across launches, as on hardware.
     let mut l2 = crate::mem::hierarchy::Backend::new(&cfg);
     let mut events = Vec::new();
+    let mut async_events = Vec::new();
     for (i, l) in m.launches.iter().enumerate() {
         let merr = |p: &str, msg: String| ManifestError {
             file: manifest_path.display().to_string(),
@@ -165,6 +172,7 @@ pub fn run_manifest_with(
             progress: opts.progress,
             skip_tensor_math: opts.skip_tensor_math,
             cluster: l.cluster.map(|c| c.0),
+            record_async: opts.record_async,
         };
         match run_launch(&prog, &cfg, &mut global, &mut l2, &consts, &spec) {
             Ok(r) => {
@@ -173,6 +181,7 @@ pub fn run_manifest_with(
                     launch: i as u32,
                     ..e
                 }));
+                async_events.push(r.async_events);
             }
             Err(f) => {
                 fault = Some(f);
@@ -218,6 +227,7 @@ pub fn run_manifest_with(
         failures,
         expected_fault: fault,
         events,
+        async_events,
     })
 }
 

@@ -210,6 +210,8 @@ def case(name, what, aty, bty, dty, n, steps, sw_a, sw_b, trans_b=False, a_regs=
     p = PTX_HEAD.format(name=name, what=what, steps=steps, dreg=dreg, nd=nd, smem=smem)
     p += COPY.format(what="A", base=0, src="pA", off="pAoff", n=len(a_off), lbl="$A")
     p += COPY.format(what="B", base=b_base, src="pB", off="pBoff", n=len(b_off), lbl="$B")
+    # wgmma reads shared memory through the async proxy: publish the generic stores first.
+    p += "  fence.proxy.async.shared::cta;\n"
     p += "  bar.sync 0;\n"
     p += desc_code("%rd8", 0, albo, asbo, sw_a)
     p += desc_code("%rd9", b_base, blbo, bsbo, sw_b)

@@ -70,13 +70,21 @@ pub enum EventKind {
     },
     /// `wgmma.mma_async` by one warp: the shared bytes its A (descriptor) and B operands read
     /// for this warp's slice; `accumulate`: D is read (scale-d not the immediate 0).
-    WgmmaIssue { smem: Vec<Range>, accumulate: bool },
+    WgmmaIssue {
+        smem: Vec<Range>,
+        accumulate: bool,
+    },
     WgmmaFence,
     WgmmaCommit,
-    WgmmaWait { n: u32 },
+    WgmmaWait {
+        n: u32,
+    },
     /// A bulk or tensor copy into this CTA's shared memory completing on the mbarrier at
     /// shared offset `mbar` (`complete_tx`).
-    TmaLoad { smem: Vec<Range>, mbar: u64 },
+    TmaLoad {
+        smem: Vec<Range>,
+        mbar: u64,
+    },
     /// A bulk or tensor copy (or reduction) from shared to global memory, in the warp's open
     /// bulk group.
     BulkStore {
@@ -85,28 +93,54 @@ pub enum EventKind {
         reduce: bool,
     },
     BulkCommit,
-    BulkWait { n: u32, read: bool },
+    BulkWait {
+        n: u32,
+        read: bool,
+    },
     /// `cp.async` (per thread, one warp's lanes together).
-    CpAsync { smem: Vec<Range>, global: Vec<Range> },
+    CpAsync {
+        smem: Vec<Range>,
+        global: Vec<Range>,
+    },
     CpAsyncCommit,
     /// `cp.async.wait_group n` / `wait_all` (None).
-    CpAsyncWait { n: Option<u32> },
+    CpAsyncWait {
+        n: Option<u32>,
+    },
     /// `cp.async.mbarrier.arrive`: an arrive carrying the warp's `cp.async` copies.
-    CpAsyncMbarArrive { mbar: u64 },
-    MbarInit { mbar: u64 },
+    CpAsyncMbarArrive {
+        mbar: u64,
+    },
+    MbarInit {
+        mbar: u64,
+    },
     /// `mbarrier.arrive{.expect_tx}` on this CTA's barrier.
-    MbarArrive { mbar: u64 },
+    MbarArrive {
+        mbar: u64,
+    },
     /// A `test_wait`/`try_wait` that returned true for these lanes: they observed every
     /// completed phase of the barrier.
-    MbarWaitDone { mbar: u64 },
+    MbarWaitDone {
+        mbar: u64,
+    },
     /// A `try_wait` that suspended these lanes until the phase of `parity` completes.
-    MbarWaitPark { mbar: u64, parity: u64 },
+    MbarWaitPark {
+        mbar: u64,
+        parity: u64,
+    },
     /// A phase of the barrier completed (no warp: the SM's event).
-    MbarPhaseComplete { mbar: u64 },
+    MbarPhaseComplete {
+        mbar: u64,
+    },
     /// `fence.proxy.async` (None: every space).
-    FenceProxyAsync { space: Option<MemSpace> },
+    FenceProxyAsync {
+        space: Option<MemSpace>,
+    },
     /// `bar.sync`/`barrier.cta.sync`/`bar.red` (`wait`) or `bar.arrive` on barrier `id`.
-    CtaBarrier { id: u32, wait: bool },
+    CtaBarrier {
+        id: u32,
+        wait: bool,
+    },
 }
 
 /// One recorded event. `warp` and `lanes` are meaningless for `MbarPhaseComplete`.

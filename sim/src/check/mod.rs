@@ -16,7 +16,10 @@
 //! 4. under the `token-stack` policy, runs the formal branching model (`models::token_stack`)
 //!    and compares, warp by warp, the state after every control instruction with the
 //!    simulator's (`compare::token_stacks`);
-//! 5. for a manifest that names a SIMT-Step litmus test (`litmus:`), requires every run's
+//! 5. for a kernel with asynchronous units (wgmma, TMA, `cp.async`, mbarriers), runs the
+//!    asynchronous-synchronisation checker (`models::async_sync`, the Exo-GPU abstract
+//!    machine) over the first run's events: every violation is a disagreement (`async_sync`);
+//! 6. for a manifest that names a SIMT-Step litmus test (`litmus:`), requires every run's
 //!    outcome to lie in the allowed set of the variant the policy claims, and reports the
 //!    strongest variant consistent with the runs (`litmus`). Litmus runs also randomise the
 //!    convergence-barrier switch rule (`knobs::for_litmus_run`). Under a policy claiming CM,
@@ -27,6 +30,7 @@
 //! and skipped, never counted as agreement. The first disagreement is the verdict (exit 1),
 //! with the run, the step and the expected and observed values.
 
+mod async_sync;
 mod compare;
 pub mod fuzz;
 mod knobs;
@@ -130,6 +134,8 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     let mut claims = Vec::new();
     // Each run's warp trace (litmus manifests only; empty otherwise).
     let mut traces = Vec::new();
+    let uses_async = gpusim_models::async_sync::Interest::new(&module).uses_async();
+    let mut async_events = Vec::new();
     for i in 0..o.runs.max(1) {
         let (sets, knobs) = match binding {
             Some(_) => knobs::for_litmus_run(&base, &o.sets, &policy, o.seed, i),
@@ -139,13 +145,20 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             let cfg = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &sets)?;
             claims.push(litmus::claim(&cfg));
         }
-        // Litmus runs keep their warp traces for the subgroup-mask invariant.
+        // Litmus runs keep their warp traces for the subgroup-mask invariant; the first run
+        // of a kernel with asynchronous units records the async checker's events.
         let opts = RunOptions {
             trace_warps: binding.is_some(),
             progress: false,
             skip_tensor_math: false,
+            record_async: i == 0 && uses_async,
         };
         let mut r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
+        if let Ok(out) = &mut r {
+            if opts.record_async {
+                async_events = std::mem::take(&mut out.async_events);
+            }
+        }
         traces.push(match &mut r {
             Ok(out) => std::mem::take(&mut out.events),
             Err(_) => Vec::new(),
@@ -176,7 +189,16 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             ));
         }
     }
-    let refs = models::run_references(&module, &lm, &mut report)?;
+    if uses_async {
+        // The events name pcs of the program the simulator ran (tokens inserted).
+        let prepared = crate::core::Program::prepare(module.clone())?;
+        async_sync::check_launches(&prepared.module, &async_events, &mut report);
+    }
+    let refs = if async_sync::has_tensor_maps(&lm) {
+        async_sync::references_skipped(&mut report)
+    } else {
+        models::run_references(&module, &lm, &mut report)?
+    };
     // Warp-synchronous policies count a converged warp's arrival at a barrier for all its
     // lanes, guarded off or not (the formal model's barrier rule); independent thread
     // scheduling counts threads.
@@ -196,7 +218,12 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         )
     });
     compare::lint_against_runs(&module, &outcomes, &mut report);
-    if policy == "token-stack" {
+    if policy == "token-stack" && async_sync::has_tensor_maps(&lm) {
+        report.note(
+            "token stack: not compared: the reference model cannot lay out tensor-map arguments"
+                .into(),
+        );
+    } else if policy == "token-stack" {
         // One SM holding one CTA at a time runs CTAs in sequence, as the reference does.
         let mut sets = o.sets.clone();
         sets.extend([
@@ -208,6 +235,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             trace_warps: true,
             progress: false,
             skip_tensor_math: false,
+            record_async: false,
         };
         match crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts) {
             Ok(out) => {

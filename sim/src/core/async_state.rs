@@ -51,6 +51,9 @@ pub struct WarpAsync {
     /// `barrier.cluster` operations of the last instruction: `Arrive(threads)` or
     /// `Wait(phases)` (the phases the waiting lanes' arrivals need).
     pub cluster_ops: Vec<ClusterOp>,
+    /// Timing-only `wgmma` operands already bounds-checked: (descriptor, shape, shared
+    /// size), direct-mapped (`exec::wgmma`).
+    pub checked: Vec<[u64; 3]>,
     /// When this warp's stores and arrives to peers so far have all landed.
     pub remote_done: u64,
     /// Registers the last instruction's peer loads will write (held until the replies).

@@ -29,6 +29,8 @@ pub struct LaunchSpec {
     /// Thread-block cluster shape (None: the kernel's `.reqnctapercluster`, else clusters of
     /// one CTA).
     pub cluster: Option<[u32; 3]>,
+    /// Record the asynchronous-synchronisation checker's events (`LaunchResult::async_events`).
+    pub record_async: bool,
 }
 
 /// What a completed launch produced.
@@ -36,6 +38,8 @@ pub struct LaunchResult {
     pub stats: KernelStats,
     /// Warp events in cycle order (empty unless `LaunchSpec::trace`).
     pub events: Vec<WarpEvent>,
+    /// The checker's events in issue order (empty unless `LaunchSpec::record_async`).
+    pub async_events: Vec<gpusim_models::async_sync::AsyncEvent>,
 }
 
 /// Run one kernel launch to completion (or fault) on a fresh set of SMs.
@@ -71,6 +75,9 @@ pub fn run_launch(
     };
     let cluster_ctas: u32 = cluster.iter().product();
     check_fits(cfg, &geom, threads, n_warps, regs, shared)?;
+    let interest = spec
+        .record_async
+        .then(|| gpusim_models::async_sync::Interest::new(&prog.module));
     let sh = Shared {
         prog,
         cfg,
@@ -81,8 +88,12 @@ pub fn run_launch(
         programs: &crate::mem::hierarchy::ProgramTable::new(cfg),
         costs: crate::mem::hierarchy::Costs::of(cfg),
         skip_tensor_math: spec.skip_tensor_math,
+        async_interest: interest.as_ref(),
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
+    if spec.record_async {
+        sms.iter_mut().for_each(|s| s.async_log = Some(Vec::new()));
+    }
     // L1s start cold at every launch (the formal `flush` at the grid boundary); the L2 keeps
     // its contents across the run's launches while ports, servers and banks restart idle.
     l2.new_launch();
@@ -251,7 +262,17 @@ pub fn run_launch(
         .flat_map(|s| std::mem::take(&mut s.events))
         .collect();
     events.sort_by_key(|e| (e.cycle, e.sm));
-    Ok(LaunchResult { stats, events })
+    // Each SM's log is in its order; SMs step in id order within a cycle.
+    let mut async_events: Vec<gpusim_models::async_sync::AsyncEvent> = sms
+        .iter_mut()
+        .flat_map(|s| s.async_log.take().unwrap_or_default())
+        .collect();
+    async_events.sort_by_key(|e| (e.cycle, e.sm));
+    Ok(LaunchResult {
+        stats,
+        events,
+        async_events,
+    })
 }
 
 /// One SM's units of each kind (all sub-partitions) and warp slots.

@@ -39,6 +39,9 @@ pub struct Sm {
     /// Messages to other SMs and to the cluster barriers, collected by the GPU after each
     /// step (`core::cluster`).
     pub outbox: Vec<super::cluster::Outgoing>,
+    /// The asynchronous-synchronisation checker's events (None: not recording;
+    /// `LaunchSpec::record_async`).
+    pub async_log: Option<Vec<gpusim_models::async_sync::AsyncEvent>>,
 }
 
 /// What one SM cycle did.
@@ -65,6 +68,8 @@ pub struct Shared<'a> {
     pub costs: crate::mem::hierarchy::Costs,
     /// Timing-only run: tensor instructions leave their accumulators unchanged.
     pub skip_tensor_math: bool,
+    /// What the asynchronous-synchronisation recorder needs (with `Sm::async_log`).
+    pub async_interest: Option<&'a gpusim_models::async_sync::Interest>,
 }
 
 impl Sm {
@@ -90,6 +95,7 @@ impl Sm {
             landings: Default::default(),
             landing_buf: Vec::new(),
             outbox: Vec::new(),
+            async_log: None,
         }
     }
 
@@ -314,6 +320,7 @@ impl Sm {
             events,
             id,
             mem,
+            async_log,
             ..
         } = self;
         let w = warps[slot].as_mut().expect("picked warps exist");
@@ -325,6 +332,7 @@ impl Sm {
             events,
             mem,
             l2,
+            async_log,
         };
         let r = Self::issue_warp(ctx, w, slot, cycle, sh, global, epoch, res);
         w.refresh_ready(sh.prog);
@@ -412,6 +420,20 @@ impl Sm {
             wgmma_log: &mut cta.wgmma_log,
             skip_tensor_math: sh.skip_tensor_math,
         };
+        if let (Some(log), Some(interest)) = (ctx.async_log.as_mut(), sh.async_interest) {
+            if let Some((kind, lanes)) = env.async_event(w, inst, interest) {
+                log.push(gpusim_models::async_sync::AsyncEvent {
+                    cycle,
+                    sm: ctx.sm_id,
+                    cta: cta.linear as u32,
+                    ctaid: cta.ctaid,
+                    warp: w.warp_in_cta,
+                    lanes: lanes as u32,
+                    at: Some((f.0, pc as u32)),
+                    kind,
+                });
+            }
+        }
         let ex: Executed = env.execute(w, inst)?;
         // An executed wgmma.mma_async: D's completion and the cycles it holds the tensor unit.
         let tensor_busy = match ex.lanes {
@@ -825,6 +847,7 @@ struct IssueCtx<'a> {
     events: &'a mut Vec<WarpEvent>,
     mem: &'a mut crate::mem::hierarchy::SmMemory,
     l2: &'a mut crate::mem::hierarchy::Backend,
+    async_log: &'a mut Option<Vec<gpusim_models::async_sync::AsyncEvent>>,
 }
 
 struct IssueDone {

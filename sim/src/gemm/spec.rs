@@ -400,6 +400,18 @@ impl GemmSpec {
         })
     }
 
+    /// `--split-k`: a new split-K factor for a spec whose grid splits K.
+    pub fn set_split_k(&mut self, k: u32) -> Result<(), String> {
+        if k == 0 || !self.grid.contains(&GridDim::SplitK) {
+            return Err(format!(
+                "--split-k {k}: `{}` has no `split_k` grid dimension (or the factor is 0)",
+                self.name
+            ));
+        }
+        self.split_k = k;
+        Ok(())
+    }
+
     /// An error about key `path` of this spec.
     pub fn error(&self, path: &str, message: String) -> SpecError {
         SpecError {

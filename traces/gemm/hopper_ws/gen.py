@@ -21,7 +21,8 @@ Kernel structure (one 128 x 256 output tile per CTA, 384 threads):
     a TMA reduce-add into C; gridDim.z splits the k-tiles).
 Thread-block clusters are not used (gpusim runs each CTA as a cluster of one).
 
-Rerun: python3 traces/gemm/hopper_ws/gen.py
+Rerun: python3 traces/gemm/hopper_ws/gen.py (and with --broken: the variants of
+traces/gemm/hopper_ws_broken/, each missing one synchronisation step, for `gpusim check`).
 """
 import shutil
 import subprocess
@@ -313,6 +314,68 @@ def build(name, ty, esize, k, split, cluster=False):
         (d / f"{name}{tag}.yaml").write_text(manifest(name, tag, m, n, kk, splits, ty, esize, bk, cluster))
 
 
+# Deliberately broken variants of hopper_ws_bf16 for the asynchronous-synchronisation checker
+# (`gpusim check`, models::async_sync): each drops one synchronisation step; `expect` names
+# the rule check must report first and the PTX line of the offending instruction.
+# (variant, K, [(text to find, replacement)], rule, the offending line's text)
+BROKEN = [
+    ("no_acc_wait", 256,
+     [("\twgmma.wait_group.sync.aligned \t0;\n\tand.b32", "\twgmma.wait_group.sync.aligned \t1;\n\tand.b32")],
+     "accumulator-before-wait", "st.shared.v2.f32 \t[%r40+0], {%d0, %d1};"),
+    ("no_proxy_fence", 256,
+     [("\tfence.proxy.async.shared::cta;\n", "")],
+     "missing-proxy-fence", "cp.async.bulk.tensor.2d.global.shared::cta"),
+    ("no_full_wait", 256,
+     [("\tmbarrier.try_wait.parity.shared::cta.b64 \t%p4, [%r20], %r18;\n\t@!%p4 bra \t$L_wfull;\n", "")],
+     "early-tma-consumption", "wgmma.mma_async"),
+    # The producer waits for the stage's previous load to land (the full barrier's previous
+    # phase, which keeps the mbarrier protocol legal) instead of for the consumers to release
+    # the stage (the empty barrier). K = 320: five k-tiles reuse one stage once, so it can run
+    # at most one phase ahead (further, consumers waiting by parity would miss a phase).
+    ("no_empty_wait", 320,
+     [("\tmbarrier.try_wait.parity.shared::cta.b64 \t%p4, [%r26], %r18;", "\tmbarrier.try_wait.parity.shared::cta.b64 \t%p4, [%r20], %r18;")],
+     # It runs ahead: its next load into the stage is issued before the consumers' wgmmas read
+     # the previous one, so they read bytes of a phase they did not observe.
+     "early-tma-consumption", "wgmma.mma_async"),
+]
+
+
+def build_broken():
+    base = ptx("hopper_ws_bf16", "bf16", 2, 16, False)
+    root = ROOT / "hopper_ws_broken"
+    root.mkdir(exist_ok=True)
+    for variant, k, edits, rule, marker in BROKEN:
+        name = f"hopper_ws_bf16_{variant}"
+        text = base.replace("hopper_ws_bf16", name)
+        for old, new in edits:
+            assert text.count(old) == 1, (variant, old)
+            text = text.replace(old, new)
+        line = next(i + 1 for i, l in enumerate(text.splitlines()) if marker in l)
+        d = root / variant
+        d.mkdir(exist_ok=True)
+        (d / f"{name}.ptx").write_text(text)
+        ptxas = shutil.which("ptxas")
+        if ptxas:
+            subprocess.run([ptxas, "-arch=sm_90a", str(d / f"{name}.ptx"), "-o", "/dev/null"], check=True)
+        rng = np.random.default_rng(sum(map(ord, name)))
+        m, n = 256, 512
+        abits, _ = inputs(rng, "bf16", (m, k))
+        bbits, _ = inputs(rng, "bf16", (n, k))
+        np.save(d / "A.npy", abits.reshape(-1))
+        np.save(d / "B.npy", bbits.reshape(-1))
+        man = manifest(name, "", m, n, k, 1, "bf16", 2, 64)
+        # No value checks: the point is the synchronisation, which `check` reports.
+        man = man[: man.index("checks:")]
+        man = man.replace(f"# {name}:", f"# {name} (broken: {variant.replace('_', ' ')}):", 1)
+        (d / f"{name}.yaml").write_text(man)
+        (d / "expect").write_text(f"{rule} {line}\n")
+
+
 if __name__ == "__main__":
-    for name, v in VARIANTS.items():
-        build(name, **v)
+    import sys
+
+    if "--broken" in sys.argv:
+        build_broken()
+    else:
+        for name, v in VARIANTS.items():
+            build(name, **v)

@@ -324,7 +324,7 @@ impl<'a> ExecEnv<'a> {
 
     /// The tensor map at `tmap` (in parameter, constant or global memory, or a generic address
     /// of one), decoded and checked against the instruction's rank.
-    fn tensor_map(
+    pub(super) fn tensor_map(
         &self,
         w: &Warp,
         inst: &Inst,
@@ -504,6 +504,33 @@ impl<'a> ExecEnv<'a> {
         lines
     }
 
+    /// The lines of `runs` (bounds-checked: `what` names the access in a fault) and the
+    /// engine's slots for them: (lines, first slot, the cycle after the last).
+    #[allow(clippy::type_complexity)]
+    fn engine_lines(
+        &mut self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        runs: &[Run],
+        what: &str,
+    ) -> Result<(Vec<(u64, crate::mem::cache::Mask)>, u64, u64), Fault> {
+        for &(_, a, n) in runs {
+            if self.global.bytes(a, n).is_none() {
+                return Err(self.access_fault_at(w, inst, l, a, n, what));
+            }
+        }
+        let lines = self.lines_of(runs);
+        let lb = self.mem.sm.l1.line_bytes();
+        let (start, end) = self.engine_slots(lines.len() as u64 * lb);
+        Ok((lines, start, end))
+    }
+
+    /// The cycle the engine issues its `k`-th line request of a copy starting at `start`.
+    fn engine_slot(&self, start: u64, k: usize) -> u64 {
+        start + (k as u64 * self.mem.sm.l1.line_bytes()) / self.tma.bytes_per_cycle as u64
+    }
+
     /// Read `runs` through the engine into `out` (offsets of the runs); returns the cycle the
     /// last line came back.
     fn read_runs(
@@ -514,20 +541,9 @@ impl<'a> ExecEnv<'a> {
         runs: &[Run],
         out: &mut [u8],
     ) -> Result<u64, Fault> {
-        for &(_, a, n) in runs {
-            if self.global.bytes(a, n).is_none() {
-                return Err(self.access_fault_at(w, inst, l, a, n, "TMA load"));
-            }
-        }
-        let lines = self.lines_of(runs);
+        let (lines, start, _) = self.engine_lines(w, inst, l, runs, "TMA load")?;
         let lb = self.mem.sm.l1.line_bytes();
-        let (start, _) = self.engine_slots(lines.len() as u64 * lb);
-        let prog = Prog {
-            kind: "ld",
-            cop: Some(CacheOp::Cg),
-            volatile: false,
-        }
-        .id(Space::Global);
+        let prog = cg_program("ld");
         let mut t = Timing {
             release: self.cycle,
             end: self.cycle,
@@ -535,7 +551,7 @@ impl<'a> ExecEnv<'a> {
         let mut got: Vec<(u64, [u8; 128], bool)> = Vec::with_capacity(lines.len());
         let now = self.cycle;
         for (k, &(line, m)) in lines.iter().enumerate() {
-            self.cycle = start + (k as u64 * lb) / self.tma.bytes_per_cycle as u64;
+            self.cycle = self.engine_slot(start, k);
             let mut txn =
                 crate::mem::hierarchy::Txn::new(crate::mem::hierarchy::Target::Global, line, m);
             let r = self.run_txn(w, inst, prog, &mut txn, l);
@@ -573,33 +589,15 @@ impl<'a> ExecEnv<'a> {
         data: &[u8],
         reduce: Option<(TmaReduce, TmaType)>,
     ) -> Result<(u64, u64), Fault> {
-        for &(_, a, n) in runs {
-            if self.global.bytes(a, n).is_none() {
-                return Err(self.access_fault_at(w, inst, l, a, n, "TMA store"));
-            }
-        }
-        let lines = self.lines_of(runs);
-        let lb = self.mem.sm.l1.line_bytes();
-        let (start, end) = self.engine_slots(lines.len() as u64 * lb);
-        let ld = Prog {
-            kind: "ld",
-            cop: Some(CacheOp::Cg),
-            volatile: false,
-        }
-        .id(Space::Global);
-        let st = Prog {
-            kind: "st",
-            cop: Some(CacheOp::Cg),
-            volatile: false,
-        }
-        .id(Space::Global);
+        let (lines, start, end) = self.engine_lines(w, inst, l, runs, "TMA store")?;
+        let (ld, st) = (cg_program("ld"), cg_program("st"));
         let mut t = Timing {
             release: self.cycle,
             end: self.cycle,
         };
         let now = self.cycle;
         for (k, &(line, m)) in lines.iter().enumerate() {
-            self.cycle = start + (k as u64 * lb) / self.tma.bytes_per_cycle as u64;
+            self.cycle = self.engine_slot(start, k);
             let r = self.write_line(w, inst, l, (line, m), runs, data, reduce, (ld, st));
             self.cycle = now;
             t.add(r?);
@@ -726,4 +724,15 @@ fn combine(r: TmaReduce, ty: TmaType, dst: &mut [u8], cur: &[u8]) {
         let v = sem::atomic(op, aty, u64::from_le_bytes(a), u64::from_le_bytes(b), 0);
         d.copy_from_slice(&v.to_le_bytes()[..es]);
     }
+}
+
+/// The `ld.global.cg` / `st.global.cg` program the engine's line requests run (TMA reads and
+/// writes at L2).
+fn cg_program(kind: &'static str) -> crate::mem::hierarchy::OpProgram {
+    Prog {
+        kind,
+        cop: Some(CacheOp::Cg),
+        volatile: false,
+    }
+    .id(Space::Global)
 }

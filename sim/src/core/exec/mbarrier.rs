@@ -195,14 +195,7 @@ impl<'a> ExecEnv<'a> {
                     // L2): wait for them, and write back this SM's L1 for global memory.
                     w.hold(w.mem_done, crate::stats::Stall::Membar);
                     if !mbarrier_init && matches!(space, None | Some(Space::Global)) {
-                        crate::mem::hierarchy::flush_l1_global(
-                            self.mem.back,
-                            self.mem.sm,
-                            self.sm_id,
-                            self.global,
-                            self.cycle,
-                            self.mem.counters,
-                        );
+                        self.flush_l1();
                     }
                 }
             }

@@ -12,6 +12,7 @@ mod control;
 mod matrix;
 mod mbarrier;
 mod memory;
+mod record;
 pub use memory::LOCAL_LIMIT_KEY;
 mod sync;
 mod tensor;

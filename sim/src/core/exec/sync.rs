@@ -91,14 +91,7 @@ impl<'a> ExecEnv<'a> {
                 if exec != 0 {
                     w.hold(w.mem_done, crate::stats::Stall::Membar);
                     if *level != FenceLevel::Cta {
-                        crate::mem::hierarchy::flush_l1_global(
-                            self.mem.back,
-                            self.mem.sm,
-                            self.sm_id,
-                            self.global,
-                            self.cycle,
-                            self.mem.counters,
-                        );
+                        self.flush_l1();
                     }
                 }
             }
@@ -115,5 +108,17 @@ impl<'a> ExecEnv<'a> {
             _ => unreachable!("`execute` dispatches only sync instructions here"),
         }
         Ok(())
+    }
+
+    /// The formal `flush` of this SM's L1 (dirty global lines written back, all dropped).
+    pub(super) fn flush_l1(&mut self) {
+        crate::mem::hierarchy::flush_l1_global(
+            self.mem.back,
+            self.mem.sm,
+            self.sm_id,
+            self.global,
+            self.cycle,
+            self.mem.counters,
+        );
     }
 }

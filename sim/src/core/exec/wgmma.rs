@@ -171,9 +171,11 @@ impl<'a> ExecEnv<'a> {
 
     /// A timing-only `wgmma`: the shared-memory operands are bounds-checked 16 bytes at a
     /// time (each 16-byte chunk is contiguous in every layout and swizzle) and not read.
+    /// A (descriptor, operand shape) that passed is remembered by the warp (a GEMM cycles
+    /// through a few dozen), so the check runs once per distinct operand.
     fn wgmma_bounds_only(
         &self,
-        w: &Warp,
+        w: &mut Warp,
         inst: &Inst,
         op: &Wgmma,
         k: usize,
@@ -185,6 +187,19 @@ impl<'a> ExecEnv<'a> {
         }
         for (which, o, mn_major, size, first, rows) in operands {
             let bits = self.uniform(w, inst, &o, "descriptor")?;
+            let key = [
+                bits,
+                (rows as u64) << 32
+                    | (first as u64) << 16
+                    | (k as u64) << 4
+                    | (size as u64) << 1
+                    | mn_major as u64,
+                self.shared.len() as u64,
+            ];
+            let slot = checked_slot(&key);
+            if w.hopper.checked.get(slot) == Some(&key) {
+                continue;
+            }
             let desc = sem::MatrixDesc::decode(bits);
             let per = (16 / size as usize).max(1);
             let (mn_step, k_step) = if mn_major { (per, 1) } else { (1, per) };
@@ -193,6 +208,10 @@ impl<'a> ExecEnv<'a> {
                     self.shared_elem(w, inst, which, bits, (desc, mn_major, size, mn, kk))?;
                 }
             }
+            if w.hopper.checked.is_empty() {
+                w.hopper.checked = vec![[u64::MAX; 3]; 64];
+            }
+            w.hopper.checked[checked_slot(&key)] = key;
         }
         Ok(())
     }
@@ -256,4 +275,12 @@ fn record(
     at: (u32, u32),
 ) -> Result<(), (u32, (u32, u32))> {
     log.record(warp, seq, at).map_err(|m| (m.warp, m.at))
+}
+
+/// The slot of a checked operand in the warp's 64-entry cache (Fibonacci hashing: stage and
+/// k-step offsets are multiples of large powers of two).
+fn checked_slot(key: &[u64; 3]) -> usize {
+    let h = (key[0] ^ key[1].rotate_left(29) ^ key[2].rotate_left(47))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 58) as usize
 }

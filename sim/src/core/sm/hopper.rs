@@ -74,6 +74,7 @@ impl Sm {
                 }
                 write_word(cta, bar, u.word);
                 if u.completed {
+                    phase_completed(&mut self.async_log, cta, bar, cycle, self.id);
                     wake(&mut self.warps, cta, bar, cycle, prog);
                 }
             }
@@ -163,6 +164,7 @@ impl Sm {
         }
         w.refresh_ready(prog);
         for &bar in &done {
+            phase_completed(&mut self.async_log, cta, bar, cycle, self.id);
             wake(&mut self.warps, cta, bar, cycle, prog);
         }
         if let Some(w) = self.warps[slot].as_mut() {
@@ -236,6 +238,28 @@ impl Sm {
     /// A retiring CTA's copies and suspended warps go with it.
     pub(super) fn forget_cta(&mut self, cslot: usize) {
         self.landings.drop_cta(cslot);
+    }
+}
+
+/// Record that a phase of `bar` completed, for the asynchronous-synchronisation checker.
+fn phase_completed(
+    log: &mut Option<Vec<gpusim_models::async_sync::AsyncEvent>>,
+    cta: &Cta,
+    bar: u64,
+    cycle: u64,
+    sm: u32,
+) {
+    if let Some(log) = log {
+        log.push(gpusim_models::async_sync::AsyncEvent {
+            cycle,
+            sm,
+            cta: cta.linear as u32,
+            ctaid: cta.ctaid,
+            warp: 0,
+            lanes: 0,
+            at: None,
+            kind: gpusim_models::async_sync::EventKind::MbarPhaseComplete { mbar: bar },
+        });
     }
 }
 
