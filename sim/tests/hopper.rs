@@ -361,3 +361,52 @@ fn distributed_shared_memory_loads_and_stores_reach_the_peer() {
         assert!((185..=200).contains(&lat), "DSMEM load latency {lat}");
     }
 }
+
+/// A TMA copy naming memory that holds no tensor map, and a multicast mask naming CTAs
+/// outside the cluster, are faults naming the thread and the instruction.
+#[test]
+fn bad_tensor_maps_and_multicast_masks_are_faults() {
+    let body = "
+  mov.u32 %r1, bar;
+  mov.u32 %r2, smem;
+  mov.u32 %r3, 0;
+  mbarrier.init.shared::cta.b64 [%r1], 1;
+  ld.param.u64 %rd1, [p];
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd1, {%r3, %r3}], [%r1];
+  ret;";
+    let dir = temp_dir("not-a-map");
+    let m = write(
+        &dir,
+        body,
+        ".param .u64 p",
+        "    grid: [1, 1, 1]\n    block: [1, 1, 1]\n    args: [buf]",
+        "  buf: { dtype: u8, shape: [256], init: zeros }",
+    );
+    let f = fault(run_manifest(&m, None, &[]));
+    let t = f.to_string();
+    assert!(
+        t.contains("not a tensor map") && t.contains("thread (0, 0, 0)"),
+        "{t}"
+    );
+
+    let body = "
+  mov.u32 %r1, bar;
+  mov.u32 %r2, smem;
+  mov.u32 %r3, 0;
+  mbarrier.init.shared::cta.b64 [%r1], 1;
+  mov.u64 %rd1, t;
+  cvta.param.u64 %rd2, %rd1;
+  cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r2], [%rd2, {%r3}], [%r1], 6;
+  ret;";
+    let dir = temp_dir("mask");
+    let m = write(
+        &dir,
+        body,
+        ".param .align 64 .b8 t[128]",
+        "    grid: [2, 1, 1]\n    block: [1, 1, 1]\n    cluster: [2, 1, 1]\n    args: [{ tensor_map: { buffer: X, dims: [64], box: [16] } }]",
+        "  X: { dtype: f32, shape: [64], init: zeros }",
+    );
+    let cfg = root().join("configs/hopper-h100.yaml");
+    let f = fault(run_manifest(&m, Some(&cfg), &[]));
+    assert!(f.to_string().contains("ctaMask 0x6"), "{f}");
+}
