@@ -12,6 +12,10 @@ pub enum MemSpace {
     /// The issuing CTA's shared memory (offsets in its window).
     Shared,
     Global,
+    /// The shared memory of another CTA of the issuer's cluster (distributed shared memory),
+    /// by its linear CTA id; offsets in that CTA's window. The checker keys it with that
+    /// CTA's own `Shared` locations (digest §2.3 bug 1: one CTA's writes into a peer).
+    PeerShared(u32),
 }
 
 impl MemSpace {
@@ -19,7 +23,13 @@ impl MemSpace {
         match self {
             MemSpace::Shared => "shared",
             MemSpace::Global => "global",
+            MemSpace::PeerShared(_) => "shared::cluster",
         }
+    }
+
+    /// Shared memory, the own CTA's or a peer's.
+    pub fn is_shared(self) -> bool {
+        matches!(self, MemSpace::Shared | MemSpace::PeerShared(_))
     }
 }
 
@@ -85,6 +95,15 @@ pub enum EventKind {
         smem: Vec<Range>,
         mbar: u64,
     },
+    /// A bulk or tensor copy landing in other CTAs of the cluster, or multicast
+    /// (`.multicast::cluster`, `ctaMask`): the same shared offsets `smem` of each CTA of
+    /// `ctas` (linear ids, the issuer's own where its rank is a destination) are written, and
+    /// each completes on its own barrier at shared offset `mbar` (`complete_tx` there).
+    TmaLoadCluster {
+        smem: Vec<Range>,
+        mbar: u64,
+        ctas: Vec<u32>,
+    },
     /// A bulk or tensor copy (or reduction) from shared to global memory, in the warp's open
     /// bulk group.
     BulkStore {
@@ -118,6 +137,12 @@ pub enum EventKind {
     MbarArrive {
         mbar: u64,
     },
+    /// `mbarrier.arrive{.expect_tx}` through `.shared::cluster` addresses: an arrive on each
+    /// (linear CTA id, shared offset) the executing lanes name, peers' barriers included
+    /// (remote arrives).
+    MbarArriveCluster {
+        targets: Vec<(u32, u64)>,
+    },
     /// A `test_wait`/`try_wait` that returned true for these lanes: they observed every
     /// completed phase of the barrier.
     MbarWaitDone {
@@ -139,6 +164,12 @@ pub enum EventKind {
     /// `bar.sync`/`barrier.cta.sync`/`bar.red` (`wait`) or `bar.arrive` on barrier `id`.
     CtaBarrier {
         id: u32,
+        wait: bool,
+    },
+    /// `barrier.cluster.arrive` (`wait` false) or `barrier.cluster.wait` of the cluster whose
+    /// rank-0 CTA has linear id `cluster`.
+    ClusterBarrier {
+        cluster: u32,
         wait: bool,
     },
 }

@@ -174,11 +174,22 @@ pub struct Machine {
     bar_count: HashMap<(Agent, u32), u64>,
     bar_gen: HashMap<(u32, u32, u64), Vec<(Agent, bool)>>,
     bar_waiting: HashMap<Agent, (u32, u32, u64)>,
+    /// Cluster barriers: each agent's `barrier.cluster.arrive`s so far, and the phases an
+    /// agent waits for (resolved at its next event, when the simulator released it).
+    cluster_arrived: HashMap<Agent, u64>,
+    cluster_waiting: HashMap<Agent, (u32, u64)>,
 }
 
+/// The offset under which a cluster's barrier is kept with the mbarriers (as the "mbarrier"
+/// of its rank-0 CTA; no shared offset is this large).
+const CLUSTER_BARRIER: u64 = u64::MAX;
+
+/// Where a range lives: (CTA, Shared) for shared memory, the own CTA's or a peer's (a peer
+/// CTA's bytes are the same locations as that CTA's own accesses name), or global.
 fn space_key(cta: u32, s: MemSpace) -> (u32, MemSpace) {
     match s {
         MemSpace::Shared => (cta, s),
+        MemSpace::PeerShared(peer) => (peer, MemSpace::Shared),
         MemSpace::Global => (u32::MAX, s),
     }
 }
@@ -290,7 +301,12 @@ impl Machine {
                 if seg.end <= r.start {
                     break;
                 }
-                let place = Place::Mem(r.space, s.max(r.start), seg.end.min(r.end()));
+                // Name the CTA whose bytes these are when they are not the accessor's.
+                let space = match r.space {
+                    MemSpace::Shared if cta != a.agent.0 => MemSpace::PeerShared(cta),
+                    sp => sp,
+                };
+                let place = Place::Mem(space, s.max(r.start), seg.end.min(r.end()));
                 self.check_loc(&seg.loc, a, place, out);
             }
         }
@@ -562,7 +578,9 @@ impl Machine {
     pub fn proxy_fence(&mut self, agent: Agent, space: Option<MemSpace>) {
         for r in self.recs.iter_mut().flatten() {
             let Some(s) = r.space else { continue };
-            if space.is_some_and(|x| x != s) || r.issuer.0 != agent.0 && s == MemSpace::Shared {
+            let in_space = |x: MemSpace| x == s || x.is_shared() && s.is_shared();
+            if space.is_some_and(|x| !in_space(x)) || r.issuer.0 != agent.0 && s == MemSpace::Shared
+            {
                 continue;
             }
             let v = r.vis(agent);
@@ -621,8 +639,15 @@ impl Machine {
     /// `mbarrier.arrive` (`Arrive(cuda_in_order)`, transitive): every memory record the agent
     /// witnesses is carried by the barrier's current phase.
     pub fn mbar_arrive(&mut self, agent: Agent, at: u64) {
-        let bar = self.mbar(agent.0, at);
-        let phase = self.mbar_phase(agent.0, at);
+        self.mbar_arrive_in(agent, agent.0, at);
+    }
+
+    /// An arrive on CTA `cta`'s barrier at `at`: the own CTA's or, through a
+    /// `.shared::cluster` address, a peer's (a remote arrive: the peer's waiters observe what
+    /// the arriving warp witnessed; digest §2.4 "`mbarrier.arrive` (local or remote)").
+    pub fn mbar_arrive_in(&mut self, agent: Agent, cta: u32, at: u64) {
+        let bar = self.mbar(cta, at);
+        let phase = self.mbar_phase(cta, at);
         for r in self.recs.iter_mut().flatten() {
             if r.space.is_none() {
                 continue;
@@ -748,6 +773,54 @@ impl Machine {
         for (p, _) in &parts {
             if self.bar_waiting.get(p) == Some(&gen) {
                 self.bar_waiting.remove(p);
+            }
+        }
+    }
+
+    /// `barrier.cluster.arrive` (`Arrive(cuda_in_order)`, transitive, digest §1.6, §2.4):
+    /// what the warp witnesses *now* is carried by the cluster barrier's phase it arrives in
+    /// — a later `wgmma.wait_group` before `barrier.cluster.wait` does not add to it (§2.3
+    /// bug 3). The phase is the warp's own count of arrivals (every thread of the cluster
+    /// arrives once per phase).
+    pub fn cluster_arrive(&mut self, agent: Agent, cluster: u32) {
+        let n = self.cluster_arrived.entry(agent).or_default();
+        let phase = *n;
+        *n += 1;
+        let bar = (cluster, CLUSTER_BARRIER, 0);
+        for r in self.recs.iter_mut().flatten() {
+            if r.space.is_none() {
+                continue;
+            }
+            if let Some(full) = Self::forwarded(r, agent) {
+                Self::add_capture(r, Capture { bar, phase, full });
+            }
+        }
+    }
+
+    /// `barrier.cluster.wait`: the warp will observe every phase it arrived in; resolved at
+    /// its next event, when every arrival of those phases has happened (the simulator
+    /// released it).
+    pub fn cluster_wait(&mut self, agent: Agent, cluster: u32) {
+        let phases = self.cluster_arrived.get(&agent).copied().unwrap_or(0);
+        self.cluster_waiting.insert(agent, (cluster, phases));
+    }
+
+    /// Before an agent's next event: a completed `barrier.cluster.wait` (Await on the
+    /// cluster barrier): full visibility on what the arrivals forwarded, temporal on all.
+    pub fn cluster_resolve(&mut self, agent: Agent) {
+        let Some((cluster, phases)) = self.cluster_waiting.remove(&agent) else {
+            return;
+        };
+        let bar = (cluster, CLUSTER_BARRIER, 0);
+        for r in self.recs.iter_mut().flatten() {
+            let mut full = None;
+            for c in &r.caps {
+                if c.bar == bar && c.phase < phases {
+                    full = Some(full.unwrap_or(QualSet::EMPTY).union(c.full));
+                }
+            }
+            if let Some(f) = full {
+                r.vis_mut(agent).raise(f, QualSet::ALL);
             }
         }
     }

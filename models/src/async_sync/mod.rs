@@ -32,7 +32,13 @@
 //!   participant already had fully ordered (PTX causality order is transitive), which is
 //!   how `fence.proxy.async; bar.sync` publishes shared-memory stores to a TMA store issued
 //!   by another thread;
-//! - remote (cluster) arrives and multicast deliveries into peer CTAs are not modelled.
+//! - clusters: a location in a peer CTA's shared memory (DSMEM `ld`/`st`, a copy landing
+//!   there, TMA multicast) is that CTA's location (`MemSpace::PeerShared` is keyed by the
+//!   peer); a remote `mbarrier.arrive` captures on the peer's barrier; a multicast's
+//!   `complete_tx` publishes each destination's bytes on that CTA's barrier, to whoever
+//!   observes its phase current at the issue; `barrier.cluster.arrive`/`.wait` is a split
+//!   transitive cuda_in_order barrier over the cluster's warps (digest §2.4), forwarding what
+//!   each warp witnessed at its arrive.
 
 mod event;
 mod machine;
@@ -97,6 +103,7 @@ impl Checker<'_> {
             return;
         };
         self.m.bar_resolve(agent);
+        self.m.cluster_resolve(agent);
         let site = Site {
             cycle: e.cycle,
             ctaid: e.ctaid,
@@ -138,17 +145,26 @@ impl Checker<'_> {
                     .record_regs(&rr, &racc, in_order(QualTl::Cuda1), None);
                 self.m
                     .record_regs(&rw, &wacc, in_order(QualTl::Cuda1), None);
-                let shared_reads: Vec<Range> = reads
+                // One record per space (a peer's shared memory is its own space), so that each
+                // record names where it is.
+                let mut spaces: Vec<MemSpace> = reads
                     .iter()
-                    .filter(|r| r.space == MemSpace::Shared)
-                    .copied()
+                    .filter(|r| r.space.is_shared())
+                    .chain(writes)
+                    .map(|r| r.space)
                     .collect();
-                self.m
-                    .record_mem(e.cta, &shared_reads, &mr, in_order(QualTl::Cuda2), None);
-                for sp in [MemSpace::Shared, MemSpace::Global] {
-                    let w: Vec<Range> = writes.iter().filter(|r| r.space == sp).copied().collect();
+                spaces.sort_unstable();
+                spaces.dedup();
+                for sp in spaces {
+                    let of = |v: &[Range]| -> Vec<Range> {
+                        v.iter().filter(|r| r.space == sp).copied().collect()
+                    };
+                    if sp.is_shared() {
+                        self.m
+                            .record_mem(e.cta, &of(reads), &mr, in_order(QualTl::Cuda2), None);
+                    }
                     self.m
-                        .record_mem(e.cta, &w, &mw, in_order(QualTl::Cuda2), None);
+                        .record_mem(e.cta, &of(writes), &mw, in_order(QualTl::Cuda2), None);
                 }
             }
             EventKind::WgmmaIssue { smem, accumulate } => {
@@ -191,6 +207,23 @@ impl Checker<'_> {
                     .record_mem(e.cta, smem, &w, unordered(QualTl::TmaS), None)
                 {
                     self.m.capture_tma(id, e.cta, *mbar);
+                }
+            }
+            EventKind::TmaLoadCluster { smem, mbar, ctas } => {
+                // One record per destination CTA, published on that CTA's barrier.
+                let w = acc(QualTl::TmaS, Role::Write);
+                let mut conflicts = Vec::new();
+                for &cta in ctas {
+                    self.m.check_mem(cta, smem, &w, &mut conflicts);
+                    self.flush(&w, &mut conflicts);
+                }
+                for &cta in ctas {
+                    if let Some(id) =
+                        self.m
+                            .record_mem(cta, smem, &w, unordered(QualTl::TmaS), None)
+                    {
+                        self.m.capture_tma(id, cta, *mbar);
+                    }
                 }
             }
             EventKind::BulkStore {
@@ -248,11 +281,23 @@ impl Checker<'_> {
             EventKind::CpAsyncMbarArrive { mbar } => self.m.cp_async_arrive(agent, *mbar),
             EventKind::MbarInit { mbar } => self.m.mbar_init(e.cta, *mbar),
             EventKind::MbarArrive { mbar } => self.m.mbar_arrive(agent, *mbar),
+            EventKind::MbarArriveCluster { targets } => {
+                for &(cta, mbar) in targets {
+                    self.m.mbar_arrive_in(agent, cta, mbar);
+                }
+            }
             EventKind::MbarWaitDone { mbar } => self.m.mbar_observe(agent, *mbar),
             EventKind::MbarWaitPark { mbar, parity } => self.m.mbar_park(agent, *mbar, *parity),
             EventKind::MbarPhaseComplete { mbar } => self.m.mbar_complete(e.cta, *mbar),
             EventKind::FenceProxyAsync { space } => self.m.proxy_fence(agent, *space),
             EventKind::CtaBarrier { id, wait } => self.m.bar_arrive(agent, *id, *wait),
+            EventKind::ClusterBarrier { cluster, wait } => {
+                if *wait {
+                    self.m.cluster_wait(agent, *cluster);
+                } else {
+                    self.m.cluster_arrive(agent, *cluster);
+                }
+            }
         }
     }
 

@@ -97,6 +97,7 @@ pub fn is_async(op: &Op) -> bool {
             | Op::MbarArrive { .. }
             | Op::MbarWait { .. }
             | Op::FenceProxyAsync { .. }
+            | Op::BarrierCluster { .. }
     )
 }
 

@@ -130,13 +130,12 @@ impl Violation {
     /// earlier access with its line.
     pub fn describe(&self, module: &Module) -> String {
         let place = match self.place {
-            Place::Mem(s, lo, hi) => format!(
-                "{} bytes [{lo:#x}, {hi:#x})",
-                match s {
-                    MemSpace::Shared => "shared",
-                    MemSpace::Global => "global",
+            Place::Mem(s, lo, hi) => match s {
+                MemSpace::PeerShared(c) => {
+                    format!("shared bytes [{lo:#x}, {hi:#x}) of CTA {c} (linear id)")
                 }
-            ),
+                _ => format!("{} bytes [{lo:#x}, {hi:#x})", s.name()),
+            },
             Place::Reg(r) => format!("register {}", reg_name(module, self.at.func, r)),
         };
         format!(

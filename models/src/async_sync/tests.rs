@@ -1,6 +1,7 @@
 //! The checker on hand-built event sequences: each rule reported with the right earlier
 //! access, and the synchronised version of each sequence clean.
 
+use super::machine::Place;
 use super::*;
 
 const PTX: &str = r#".version 8.0
@@ -401,4 +402,144 @@ fn records_are_freed_when_overwritten() {
         c.event(e);
     }
     assert_eq!(c.m.live(), 1);
+}
+
+fn cluster_bar(wait: bool) -> EventKind {
+    EventKind::ClusterBarrier { cluster: 0, wait }
+}
+
+fn multicast(smem: Vec<Range>) -> EventKind {
+    EventKind::TmaLoadCluster {
+        smem,
+        mbar: 8,
+        ctas: vec![0, 1],
+    }
+}
+
+/// Digest §2.3 bug 3 across a cluster: both CTAs' warps read B with wgmma, arrive on the
+/// cluster barrier, then wait for their groups, then wait on the barrier; CTA 0's multicast
+/// then overwrites B in both CTAs. The arrive forwards only what was witnessed at it, so
+/// CTA 1's wgmma reads race with the multicast; waiting before the arrive fixes it.
+#[test]
+fn cluster_arrive_does_not_cover_later_wgmma_waits() {
+    let b = vec![sh(0, 256)];
+    for fixed in [false, true] {
+        let mut s = Seq::new();
+        for cta in 0..2 {
+            s.at(cta, 0, MOV, generic(vec![], vec![]))
+                .at(cta, 0, FENCE, EventKind::WgmmaFence)
+                .at(cta, 0, WGMMA, wgmma(b.clone()))
+                .at(cta, 0, COMMIT, EventKind::WgmmaCommit);
+        }
+        for cta in 0..2 {
+            if fixed {
+                s.at(cta, 0, WAIT, EventKind::WgmmaWait { n: 0 });
+            }
+            s.at(cta, 0, BAR, cluster_bar(false));
+            s.at(cta, 0, WAIT, EventKind::WgmmaWait { n: 0 });
+            s.at(cta, 0, BAR, cluster_bar(true));
+        }
+        s.at(0, 0, ST, multicast(b.clone()));
+        let r = s.run();
+        if fixed {
+            assert!(r.violations.is_empty(), "{:?}", r.violations);
+        } else {
+            let (v, _) = &r.violations[0];
+            assert_eq!(v.rule, Rule::BufferOverwrite);
+            assert_eq!(v.at.ctaid, [0, 0, 0]);
+            assert_eq!(v.earlier.ctaid, [1, 0, 0]);
+            assert_eq!(v.earlier_line(&s.m), WGMMA);
+            // The location is named as CTA 1's.
+            assert_eq!(v.place, Place::Mem(MemSpace::PeerShared(1), 0, 256));
+        }
+    }
+}
+
+/// A remote arrive (`mbarrier.arrive.shared::cluster` on the peer's barrier) releases the
+/// peer's reads to the producer observing that barrier (the clustered GEMM's empty barrier);
+/// the multicast's bytes in CTA 1 are published on CTA 1's own barrier.
+#[test]
+fn remote_arrive_orders_a_multicast_into_the_peer() {
+    let b = vec![sh(0, 256)];
+    for arrive in [false, true] {
+        let mut s = Seq::new();
+        s.at(1, 0, LD, generic(b.clone(), vec![]));
+        if arrive {
+            s.at(
+                1,
+                0,
+                ST,
+                EventKind::MbarArriveCluster {
+                    targets: vec![(0, 40)],
+                },
+            );
+        }
+        // CTA 0's barrier at 40 completes (its own consumer's arrive stands in for the
+        // expected count), and CTA 0's producer observes it.
+        s.at(0, 1, ST, EventKind::MbarArrive { mbar: 40 });
+        s.ev.push(AsyncEvent {
+            cycle: s.ev.len() as u64,
+            sm: 0,
+            cta: 0,
+            ctaid: [0; 3],
+            warp: 0,
+            lanes: 0,
+            at: None,
+            kind: EventKind::MbarPhaseComplete { mbar: 40 },
+        });
+        s.at(0, 0, LD, EventKind::MbarWaitDone { mbar: 40 })
+            .at(0, 0, ST, multicast(b.clone()));
+        let expected = (!arrive).then_some((Rule::BufferOverwrite, ST, LD));
+        assert_eq!(s.first(), expected, "arrive: {arrive}");
+        if !arrive {
+            continue;
+        }
+        // CTA 1 reads the new bytes only after observing its barrier's phase.
+        let mut early = Seq {
+            m: module(),
+            ev: s.ev.clone(),
+        };
+        early.at(1, 0, LD, generic(b.clone(), vec![]));
+        assert_eq!(early.first(), Some((Rule::EarlyTmaConsumption, LD, ST)));
+        s.ev.push(AsyncEvent {
+            cycle: s.ev.len() as u64,
+            sm: 1,
+            cta: 1,
+            ctaid: [1, 0, 0],
+            warp: 0,
+            lanes: 0,
+            at: None,
+            kind: EventKind::MbarPhaseComplete { mbar: 8 },
+        });
+        s.at(1, 0, LD, EventKind::MbarWaitDone { mbar: 8 }).at(
+            1,
+            0,
+            LD,
+            generic(b.clone(), vec![]),
+        );
+        assert_eq!(s.first(), None);
+    }
+}
+
+/// A DSMEM store into CTA 1 is CTA 1's location, not CTA 0's at the same offset; CTA 1 may
+/// read it only after a cluster barrier (split arrive/wait) both took part in.
+#[test]
+fn peer_shared_locations_are_keyed_by_their_cta() {
+    let peer = vec![Range::new(MemSpace::PeerShared(1), 64, 4)];
+    let own = vec![sh(64, 4)];
+    for sync in [false, true] {
+        let mut s = Seq::new();
+        s.at(0, 0, ST, generic(vec![], peer.clone()))
+            // CTA 0's own bytes at the same offset are another location.
+            .at(0, 1, LD, generic(own.clone(), vec![]));
+        if sync {
+            s.at(0, 0, BAR, cluster_bar(false))
+                .at(1, 0, BAR, cluster_bar(false))
+                .at(1, 0, BAR, cluster_bar(true))
+                .at(0, 0, BAR, cluster_bar(true));
+        }
+        s.at(1, 0, LD, generic(own.clone(), vec![]));
+        let expected = (!sync).then_some((Rule::UnorderedAccess, LD, ST));
+        assert_eq!(s.first(), expected, "sync: {sync}");
+    }
 }

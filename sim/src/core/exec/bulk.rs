@@ -228,7 +228,7 @@ impl<'a> ExecEnv<'a> {
 
     /// The CTAs a copy lands in: each rank of the multicast mask, or the destination's CTA
     /// (which must also hold the barrier).
-    fn destinations(
+    pub(super) fn destinations(
         &self,
         w: &Warp,
         inst: &Inst,

@@ -4,6 +4,7 @@
 //! changes the machine; when recording is off it is never called.
 
 use super::*;
+use crate::core::cluster::split_cluster_addr;
 use gpusim_isa::semantics::mbarrier as mb;
 use gpusim_models::async_sync::{merge_ranges, EventKind, Interest, MemSpace, Range};
 
@@ -61,12 +62,12 @@ impl<'a> ExecEnv<'a> {
                 let mut smem = Vec::new();
                 let mut global = Vec::new();
                 for l in lanes(exec) {
-                    push(
+                    self.push(
                         &mut smem,
                         self.effective(w, Space::Shared, dst, l),
                         *size as u64,
                     );
-                    push(
+                    self.push(
                         &mut global,
                         self.effective(w, Space::Global, src, l),
                         *size as u64,
@@ -85,9 +86,21 @@ impl<'a> ExecEnv<'a> {
             Op::MbarInit { space, addr, .. } => self
                 .local_mbar(w, *space, addr, l0)
                 .map(|mbar| EventKind::MbarInit { mbar }),
-            Op::MbarArrive { space, addr, .. } => self
-                .local_mbar(w, *space, addr, l0)
-                .map(|mbar| EventKind::MbarArrive { mbar }),
+            Op::MbarArrive { space, addr, .. } => {
+                // Each lane may name another CTA's barrier (remote arrives).
+                let own = self.cta_linear(self.cluster_rank());
+                let mut targets: Vec<(u32, u64)> = lanes(exec)
+                    .filter_map(|l| self.mbar_target(w, inst, *space, addr, l).ok())
+                    .map(|(rank, at)| (rank.map_or(own, |r| self.cta_linear(r)), at))
+                    .collect();
+                targets.sort_unstable();
+                targets.dedup();
+                match targets.as_slice() {
+                    [] => None,
+                    [(c, mbar)] if *c == own => Some(EventKind::MbarArrive { mbar: *mbar }),
+                    _ => Some(EventKind::MbarArriveCluster { targets }),
+                }
+            }
             Op::MbarWait {
                 blocking,
                 parity,
@@ -118,6 +131,10 @@ impl<'a> ExecEnv<'a> {
                     _ => None,
                 },
             }),
+            Op::BarrierCluster { wait } => Some(EventKind::ClusterBarrier {
+                cluster: self.cta_linear(0),
+                wait: *wait,
+            }),
             Op::Bar { kind, id, .. } => Some(EventKind::CtaBarrier {
                 id: self.val(w, id, l0) as u32,
                 wait: matches!(kind, BarKind::Sync | BarKind::Red(_)),
@@ -130,7 +147,7 @@ impl<'a> ExecEnv<'a> {
                 src,
                 size,
                 mbar,
-                ..
+                multicast,
             } => {
                 let n = self.val(w, size, l0) & 0xFFFF_FFFF;
                 match dir {
@@ -143,15 +160,14 @@ impl<'a> ExecEnv<'a> {
                             reduce: false,
                         })
                     }
-                    BulkDir::GlobalToShared => {
-                        let (_, d) = self.effective(w, Space::Shared, dst, l0);
-                        let mbar = self.local_mbar(w, Space::Shared, mbar.as_ref()?, l0)?;
-                        self.is_local(d).then(|| EventKind::TmaLoad {
-                            smem: vec![Range::new(MemSpace::Shared, d, n)],
-                            mbar,
-                        })
+                    // A DSMEM bulk copy (`.shared::cluster.shared::cta`) is recorded by its
+                    // write into the peer; its read of the own CTA's bytes is not.
+                    BulkDir::GlobalToShared | BulkDir::SharedToCluster => {
+                        let (_, at) = self.effective(w, Space::Shared, dst, l0);
+                        let (rank, d) = self.cluster_target(w, inst, l0, at, n).ok()?;
+                        let smem = vec![Range::new(MemSpace::Shared, d, n)];
+                        self.copy_in(w, inst, l0, smem, rank, mbar.as_ref()?, multicast)
                     }
-                    BulkDir::SharedToCluster => None,
                 }
             }
             Op::CpAsyncBulkTensor {
@@ -161,21 +177,18 @@ impl<'a> ExecEnv<'a> {
                 tmap,
                 coords,
                 mbar,
-                ..
+                multicast,
             } => {
                 let map = self.tensor_map(w, inst, l0, tmap, *rank).ok()?;
-                let (_, base) = self.effective(w, Space::Shared, smem, l0);
-                if !self.is_local(base) {
-                    return None;
-                }
+                let (_, at) = self.effective(w, Space::Shared, smem, l0);
+                let (dst_rank, base) = self.cluster_target(w, inst, l0, at, 0).ok()?;
                 let chunks: Vec<Range> = (0..map.box_bytes().div_ceil(16))
                     .map(|k| Range::new(MemSpace::Shared, map.shared_addr(base, 16 * k), 16))
                     .collect();
                 let smem = merge_ranges(chunks);
                 match dir {
                     TensorDir::Load => {
-                        let mbar = self.local_mbar(w, Space::Shared, mbar.as_ref()?, l0)?;
-                        Some(EventKind::TmaLoad { smem, mbar })
+                        self.copy_in(w, inst, l0, smem, dst_rank, mbar.as_ref()?, multicast)
                     }
                     TensorDir::Store | TensorDir::Reduce(_) => {
                         let c: Vec<i64> = coords[..*rank as usize]
@@ -226,7 +239,7 @@ impl<'a> ExecEnv<'a> {
     ) -> Option<EventKind> {
         let mut v = Vec::new();
         for l in lanes(exec) {
-            push(&mut v, self.effective(w, space, addr, l), n as u64);
+            self.push(&mut v, self.effective(w, space, addr, l), n as u64);
         }
         let v = merge_ranges(v);
         let (reads, writes) = if read {
@@ -255,7 +268,7 @@ impl<'a> ExecEnv<'a> {
     ) -> Option<EventKind> {
         let mut v = Vec::new();
         for l in lanes(exec).filter(|&l| l < 8 * num as usize) {
-            push(&mut v, self.effective(w, space, addr, l), 16);
+            self.push(&mut v, self.effective(w, space, addr, l), 16);
         }
         let v = merge_ranges(v);
         let (reads, writes) = if read {
@@ -306,25 +319,72 @@ impl<'a> ExecEnv<'a> {
         })
     }
 
-    /// Lane `l`'s mbarrier in this CTA (None: a peer CTA's or not a shared address).
+    /// Lane `l`'s mbarrier in this CTA, through a `.shared::cluster` address of its own rank
+    /// too (None: a peer CTA's or not a shared address).
     fn local_mbar(&self, w: &Warp, space: Space, addr: &Address, l: usize) -> Option<u64> {
         let (sp, at) = self.effective(w, space, addr, l);
-        (sp == Space::Shared && self.is_local(at) && at + 8 <= self.shared.len() as u64)
-            .then_some(at)
+        let (rank, off) = split_cluster_addr(at);
+        (sp == Space::Shared
+            && rank.is_none_or(|r| r == self.cluster_rank())
+            && off + 8 <= self.shared.len() as u64)
+            .then_some(off)
     }
 
-    /// A shared offset in this CTA's window (not a `.shared::cluster` address of a peer).
-    fn is_local(&self, at: u64) -> bool {
-        at < self.shared.len() as u64
+    /// A copy into shared memory at `smem` (offsets in the destination CTA) completing on the
+    /// barrier `mbar`: the own CTA only (`TmaLoad`), or the destinations in other CTAs of the
+    /// cluster, multicast included (`TmaLoadCluster`).
+    #[allow(clippy::too_many_arguments)]
+    fn copy_in(
+        &self,
+        w: &Warp,
+        inst: &Inst,
+        l: usize,
+        smem: Vec<Range>,
+        dst_rank: Option<u32>,
+        mbar: &Address,
+        multicast: &Option<Operand>,
+    ) -> Option<EventKind> {
+        let (bar_rank, bar) = self.mbar_target(w, inst, Space::Shared, mbar, l).ok()?;
+        let ranks = self
+            .destinations(w, inst, l, multicast, (dst_rank, bar_rank))
+            .ok()?;
+        if ranks == [None] {
+            return Some(EventKind::TmaLoad { smem, mbar: bar });
+        }
+        let own = self.cluster_rank();
+        let ctas = ranks
+            .iter()
+            .map(|r| self.cta_linear(r.unwrap_or(own)))
+            .collect();
+        Some(EventKind::TmaLoadCluster {
+            smem,
+            mbar: bar,
+            ctas,
+        })
     }
-}
 
-/// Add a lane's access if it is in shared or global memory.
-fn push(v: &mut Vec<Range>, (space, at): (Space, u64), n: u64) {
-    let s = match space {
-        Space::Shared => MemSpace::Shared,
-        Space::Global => MemSpace::Global,
-        _ => return,
-    };
-    v.push(Range::new(s, at, n));
+    /// The linear id of the CTA of cluster rank `rank` in this CTA's cluster (x fastest, as
+    /// `%cluster_ctarank` numbers them; `core::cluster::cta_of`).
+    fn cta_linear(&self, rank: u32) -> u32 {
+        let (g, c) = (self.geom.grid, self.geom.cluster);
+        let r = [rank % c[0], (rank / c[0]) % c[1], rank / (c[0] * c[1])];
+        let at = |k: usize| self.ctaid[k] - self.ctaid[k] % c[k] + r[k];
+        at(0) + g[0] * (at(1) + g[1] * at(2))
+    }
+
+    /// Add a lane's access if it is in shared or global memory; a `.shared::cluster` address
+    /// names the own CTA's bytes or a peer's (`MemSpace::PeerShared`).
+    fn push(&self, v: &mut Vec<Range>, (space, at): (Space, u64), n: u64) {
+        let r = match space {
+            Space::Shared => match split_cluster_addr(at) {
+                (Some(r), off) if r != self.cluster_rank() => {
+                    Range::new(MemSpace::PeerShared(self.cta_linear(r)), off, n)
+                }
+                (_, off) => Range::new(MemSpace::Shared, off, n),
+            },
+            Space::Global => Range::new(MemSpace::Global, at, n),
+            _ => return,
+        };
+        v.push(r);
+    }
 }
