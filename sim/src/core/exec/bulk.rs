@@ -146,19 +146,7 @@ impl<'a> ExecEnv<'a> {
                     data.copy_from_slice(&self.shared[s as usize..(s + n) as usize]);
                     self.engine_slots(n).1
                 };
-                let landing = Landing {
-                    ready: back + self.tma.latency as u64,
-                    cta: w.cta,
-                    base: d,
-                    data,
-                    swizzle: Swizzle::None,
-                    mbar: Some(bar),
-                    arrivals: 0,
-                    expect_tx: 0,
-                    read: None,
-                    reg_write: None,
-                };
-                self.land_at(w, &ranks, landing);
+                self.land_at(w, &ranks, (back, d, data, Swizzle::None, bar));
             }
         }
         Ok(())
@@ -198,25 +186,28 @@ impl<'a> ExecEnv<'a> {
         } else {
             self.read_runs(w, inst, l, &runs, &mut data)?
         };
-        let landing = Landing {
-            ready: back + self.tma.latency as u64,
-            cta: w.cta,
-            base,
-            data,
-            swizzle: map.swizzle,
-            mbar: Some(bar),
-            arrivals: 0,
-            expect_tx: 0,
-            read: None,
-            reg_write: None,
-        };
-        self.land_at(w, &ranks, landing);
+        self.land_at(w, &ranks, (back, base, data, map.swizzle, bar));
         Ok(())
     }
 
-    /// Deliver `l` to each CTA of `ranks` (None: this CTA), the same bytes and barrier
-    /// offset in each (multicast writes every destination at the same CTA-relative place).
-    fn land_at(&self, w: &mut Warp, ranks: &[Option<u32>], l: Landing) {
+    /// Deliver a copy's bytes — its last line came `back` at that cycle; they land the engine's
+    /// latency later at `base` through `swizzle` and complete barrier `bar` — to each CTA of
+    /// `ranks` (None: this CTA), the same bytes and barrier offset in each (multicast writes
+    /// every destination at the same CTA-relative place).
+    fn land_at(
+        &self,
+        w: &mut Warp,
+        ranks: &[Option<u32>],
+        (back, base, data, swizzle, bar): (u64, u64, Vec<u8>, Swizzle, u64),
+    ) {
+        let l = Landing {
+            cta: w.cta,
+            base,
+            data,
+            swizzle,
+            mbar: Some(bar),
+            ..Landing::control(back + self.tma.latency as u64)
+        };
         for r in ranks {
             let copy = l.clone();
             match r {
