@@ -5,13 +5,12 @@
 //! (traces/litmus/async, digest `exo-gpu.md` §2.3) report their rule and line and their fixed
 //! counterparts check clean; the clustered GEMMs are checked with their cross-CTA traffic.
 
+mod common;
+
+use common::root;
+
 use gpusim::check::{check, CheckOptions};
 use gpusim_models::async_sync::{EventKind, MemSpace};
-use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn opts() -> CheckOptions {
     CheckOptions {

@@ -5,15 +5,13 @@
 //! landed (a valid outcome of that race); zero fill; a partial warp's ldmatrix faults like a
 //! divergent barrier; a misaligned row address faults.
 
+mod common;
+
+use common::temp_dir;
+
 use gpusim::core::fault::FaultKind;
 use gpusim::{run_manifest, RunError};
 use std::path::{Path, PathBuf};
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpusim-async-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// One CTA of `threads` threads running `body` with `%rd0` = src (u32 buffer of 64), `%rd1` =
 /// out (u64 buffer of 4 per thread), `%r0` = tid, `%r3` = the thread's shared word (set to 7

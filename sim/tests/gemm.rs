@@ -2,13 +2,13 @@
 //! runs of each kernel in traces/gemm/, the metrics arithmetic (TFLOP/s, peaks, waves) and
 //! the CSV and command-line output.
 
+mod common;
+
+use common::root;
+
 use gpusim::config::Config;
 use gpusim::gemm::{self, metrics, report, GemmOptions, GemmSpec, Size, Verification};
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn spec_path(kernel: &str) -> PathBuf {
     root().join(format!("traces/gemm/{kernel}/gemm.yaml"))

@@ -5,19 +5,13 @@
 //! clusters (special registers, mapa, remote arrives, barrier.cluster, multicast), and the
 //! faults of bad addresses.
 
+mod common;
+
+use common::{root, temp_dir, words};
+
 use gpusim::core::fault::FaultKind;
 use gpusim::{run_manifest, RunError};
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpusim-hopper-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// A one-launch manifest of kernel `k` with the given launch lines and buffers.
 fn write(dir: &Path, ptx_body: &str, params: &str, launch: &str, buffers: &str) -> PathBuf {
@@ -31,14 +25,6 @@ fn write(dir: &Path, ptx_body: &str, params: &str, launch: &str, buffers: &str) 
     )
     .unwrap();
     dir.join("k.yaml")
-}
-
-fn words(o: &gpusim::RunOutput, name: &str) -> Vec<u64> {
-    let (_, _, _, bytes) = o.buffers.iter().find(|b| b.0 == name).unwrap();
-    bytes
-        .chunks(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
 }
 
 fn fault(r: Result<gpusim::RunOutput, RunError>) -> gpusim::core::Fault {

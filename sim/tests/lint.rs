@@ -1,12 +1,12 @@
 //! `gpusim lint FILE`: the uniformity analysis on the command line — one line per finding
 //! with file:line:column and its chain, exit 0 when clean, 1 with findings, 2 on a parse error.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::root;
+
+use std::path::Path;
+use std::process::Command;
 
 fn lint(file: &Path) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_gpusim"))

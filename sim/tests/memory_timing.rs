@@ -7,22 +7,16 @@
 //! (`stream_dram.yaml`): DRAM bandwidth, MSHR merging and MSHR exhaustion; and the L2 streaming
 //! read (`stream_l2.yaml`): L2 bandwidth.
 
+mod common;
+
+use common::{root, temp_dir};
+
 use gpusim::run_manifest;
 use gpusim::stats::RunStats;
 use std::path::{Path, PathBuf};
 
 /// Loads per loop iteration (`MEM_BODY` in gen.py).
 const BODY: u64 = 32;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpusim-memtiming-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// A shipped config: its path and parsed contents.
 fn shipped(name: &str) -> (PathBuf, gpusim::config::Config) {

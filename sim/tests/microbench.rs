@@ -5,15 +5,15 @@
 //! order matches each policy's rule; the occupancy limits (threads, warps, CTAs, shared memory,
 //! registers) bound residency.
 
+mod common;
+
+use common::{root, temp_dir};
+
 use gpusim::config::Config;
 use gpusim::{run_manifest, run_manifest_with, RunOptions};
 use std::path::{Path, PathBuf};
 
 const BODY: f64 = 64.0;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// A copy of `traces/microbench/NAME.yaml` with `n` iterations and no checks (the values
 /// depend on n; the original manifests are checked by `traces.rs`).
@@ -44,12 +44,6 @@ fn manifest_with_n(name: &str, n: u32, dir: &Path) -> PathBuf {
 fn cycles(m: &Path, config: Option<&Path>) -> u64 {
     let out = run_manifest(m, config, &[]).unwrap_or_else(|e| panic!("{}: {e}", m.display()));
     out.stats.totals.cycles
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpusim-microbench-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Cycles per instruction of the loop body, from two trip counts (overheads cancel).

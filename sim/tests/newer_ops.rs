@@ -3,14 +3,12 @@
 //! follows the configured warp size, and `redux.sync` in a partial warp reduces only the lanes
 //! that exist.
 
+mod common;
+
+use common::temp_dir;
+
 use gpusim::run_manifest;
 use std::path::{Path, PathBuf};
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpusim-newer-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Eight `nanosleep.u32 t` (t a kernel parameter), then every thread stores WARP_SZ and the
 /// redux.sync sum of its lane ids over the activemask.

@@ -5,6 +5,10 @@
 //! aborts the process (an allocation failure cannot be caught) is found by running with
 //! `GPUSIM_FUZZ_TRACE=1 ... -- --nocapture`, which prints every case before it runs.
 
+mod common;
+
+use common::root;
+
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -24,10 +28,6 @@ const HANG: Duration = Duration::from_secs(30);
 /// Low enough that no mutated kernel runs long (the vecadd trace needs under 1000 cycles).
 fn cli_set() -> Vec<(String, String)> {
     vec![("watchdog_cycles".into(), "100000".into())]
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// xorshift64*: a tiny fixed PRNG, so every run mutates the same way.

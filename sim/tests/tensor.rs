@@ -3,19 +3,13 @@
 //! false on every lane skips it), it occupies the tensor unit (`unit_utilisation.tensor`), and
 //! the scoreboard holds its d registers for the tensor latency.
 
+mod common;
+
+use common::{root, temp_dir};
+
 use gpusim::core::fault::FaultKind;
 use gpusim::{run_manifest, RunError};
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpusim-tensor-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// A kernel that runs one m16n8k16 on constant fragments (A and B all ones, C = 0) under the
 /// guard `guard` (or none) and stores d0 of every thread; launched as one CTA of `threads`.

@@ -4,15 +4,13 @@
 //! option leaving D unchanged with identical cycles, and the `.aligned` faults (a warpgroup
 //! that diverges, an incomplete warpgroup, a descriptor outside shared memory).
 
+mod common;
+
+use common::temp_dir;
+
 use gpusim::core::fault::FaultKind;
 use gpusim::{run_manifest, run_manifest_with, RunError, RunOptions};
 use std::path::{Path, PathBuf};
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpusim-wgmma-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn hopper() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/hopper-h100.yaml")

@@ -3,15 +3,13 @@
 //! address (PTX ISA 9.0 §9.7.14.4.2), a local-space generic address is refused, a partial
 //! warp is a divergence fault, and `wmma.mma` occupies the tensor unit.
 
+mod common;
+
+use common::temp_dir;
+
 use gpusim::core::fault::FaultKind;
 use gpusim::{run_manifest, RunError};
 use std::path::{Path, PathBuf};
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpusim-wmma-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// A kernel that loads A (16×16 f16) and C (16×16 f32) from `buf` + `offset` bytes with the
 /// optional `stride`, multiplies by B = A's registers, and stores D at `buf` + 2048;
