@@ -158,6 +158,36 @@ fn small_sweeps_verify() {
     }
 }
 
+/// The Hopper kernels through their specs (tensor-map arguments, B stored N×K, clusters,
+/// split-K, the tf32-rounded reference), verified on a whole-tile and a ragged size.
+#[test]
+fn hopper_specs_verify() {
+    let cfg = config("hopper-h100", &[]);
+    for (kernel, sizes, split) in [
+        ("hopper_ws_bf16", "128x256x128,200x300x136", None),
+        ("hopper_ws_bf16_cluster2", "256x256x64,512x300x72", None),
+        ("hopper_ws_tf32_cluster2", "256x256x64", None),
+        ("hopper_ws_bf16_splitk", "128x256x512", Some(3)),
+    ] {
+        let mut spec = GemmSpec::load(&spec_path(kernel)).unwrap();
+        if let Some(k) = split {
+            spec.set_split_k(k).unwrap();
+        }
+        for size in gemm::parse_sizes(sizes).unwrap() {
+            let run = gemm::run_size(&spec, &cfg, size, &GemmOptions::default()).unwrap();
+            assert!(
+                matches!(run.verification, Verification::Passed { .. }),
+                "{kernel} {size}: {:?}",
+                run.verification
+            );
+            assert_eq!(run.grid[2], split.unwrap_or(1), "{kernel}");
+        }
+    }
+    // A split-K factor needs a split_k grid dimension.
+    let mut plain = GemmSpec::load(&spec_path("hopper_ws_bf16")).unwrap();
+    assert!(plain.set_split_k(2).is_err());
+}
+
 /// A spec that swaps A and B computes B·A: the check must catch it.
 #[test]
 fn verification_catches_a_wrong_product() {
