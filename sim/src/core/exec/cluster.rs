@@ -78,7 +78,12 @@ impl<'a> ExecEnv<'a> {
 
     /// Whether this `ld`/`st` reaches a peer CTA (some executing lane's shared address
     /// carries a cluster rank).
+    /// Without a cluster of several CTAs no address can name a peer, so ordinary kernels
+    /// pay nothing on their memory path (an out-of-range shared address still faults there).
     pub(super) fn peer_access(&self, w: &Warp, inst: &Inst, exec: Mask) -> bool {
+        if self.geom.cluster == [1, 1, 1] {
+            return false;
+        }
         let (space, addr) = match &inst.op {
             Op::Ld { space, addr, .. } | Op::St { space, addr, .. } => (*space, addr),
             _ => return false,
