@@ -1565,7 +1565,8 @@ pub struct Symbol {
     pub init: Vec<u8>,
     pub is_extern: bool,
     /// For frame variables (function `.param`/`.local`): byte offset in the frame.
-    /// For module `.shared`: offset in the CTA's static shared segment.
+    /// For module `.shared`: offset in the CTA's shared memory (`.extern .shared`: the
+    /// dynamic window's, `Module::dynamic_shared_offset`).
     /// For module `.global`/`.const`: offset in the module's segment of that space.
     pub offset: u64,
     /// Function that owns a frame variable or parameter.
@@ -1608,5 +1609,22 @@ impl Module {
     }
     pub fn entries(&self) -> impl Iterator<Item = &Function> {
         self.functions.iter().filter(|f| f.kind == FuncKind::Entry)
+    }
+
+    /// Offset of the dynamic shared window (every `.extern .shared` array) in a CTA's shared
+    /// memory: after the static `.shared` data, rounded up to the largest alignment an
+    /// `.extern .shared` declaration asks for. CUDA places `extern __shared__` memory after the
+    /// kernel's static shared variables, and ptxas pads the static segment up to the window's
+    /// alignment (`-v` reports 80 bytes of static mbarriers under `.extern .shared .align 128`
+    /// as 128 bytes of smem, under `.align 1024` as 1024).
+    pub fn dynamic_shared_offset(&self) -> u64 {
+        let align = self
+            .symbols
+            .iter()
+            .filter(|s| s.is_extern && s.space == Space::Shared)
+            .map(|s| s.align.max(1) as u64)
+            .max()
+            .unwrap_or(1);
+        self.shared_bytes.div_ceil(align).saturating_mul(align)
     }
 }

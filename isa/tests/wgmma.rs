@@ -476,24 +476,84 @@ proptest! {
     }
 }
 
-/// A non-zero base offset shifts the swizzle pattern's row phase: with base offset j, a start
-/// 128·j bytes past a 1024-byte boundary reads the same elements as the absolute pattern.
+/// TMA and `wgmma` agree wherever the tile lies (issue 11, item 3): both swizzle by the
+/// CTA's shared address, so a 128B-swizzled K-major tile TMA wrote at any 128-byte aligned
+/// shared address — on a 1024-byte boundary or 128·j bytes past one, as a dynamic window after
+/// a few static mbarriers is — is read element for element by a descriptor starting at the
+/// tile (base offset 0), at every k-step (start advanced 32 bytes) and for a second
+/// warpgroup's rows (start 8 KiB further).
 #[test]
-fn base_offset_restores_the_absolute_phase() {
+fn wgmma_reads_what_tma_wrote_at_any_tile_address() {
+    use gpusim_isa::semantics::tensor_map::{TensorMap, TmaType, TMA_MAX_RANK};
+    let map = TensorMap {
+        global: 0,
+        dtype: TmaType::Bf16,
+        rank: 2,
+        dims: [64, 128, 1, 1, 1],
+        strides: [128, 0, 0, 0],
+        boxd: [64, 128, 1, 1, 1],
+        estrides: [1; TMA_MAX_RANK],
+        swizzle: Swizzle::B128,
+        oob_nan: false,
+    };
+    map.validate().unwrap();
     for j in 0..8u64 {
-        let d = MatrixDesc {
-            start: 4096 + 128 * j,
-            lbo: 16,
-            sbo: 1024,
-            base_offset: j,
-            swizzle: Swizzle::B128,
-        };
-        for r in 0..8usize {
-            for kk in 0..16usize {
-                let got = sem::element_addr(&d, false, 2, r, kk);
-                let plain = 4096 + 128 * j + 128 * r as u64 + 2 * kk as u64;
-                assert_eq!(got, sem::swizzle(Swizzle::B128, plain - 4096) + 4096);
+        let tile = 5 * 1024 + 128 * j;
+        // (row, k) of the box is byte 128·row + 2·k of its image, placed by TMA at:
+        let tma = |row: u64, k: u64| map.shared_addr(tile, 128 * row + 2 * k);
+        for half in 0..2u64 {
+            for step in 0..4u64 {
+                let d = MatrixDesc {
+                    start: tile + half * 64 * 128 + 32 * step,
+                    lbo: 16,
+                    sbo: 1024,
+                    base_offset: 0,
+                    swizzle: Swizzle::B128,
+                };
+                for r in 0..64usize {
+                    for kk in 0..16usize {
+                        let got = sem::element_addr(&d, false, 2, r, kk);
+                        let want = tma(64 * half + r as u64, 16 * step + kk as u64);
+                        assert_eq!(
+                            got, want,
+                            "tile {tile:#x} rows {half} k-step {step} ({r}, {kk})"
+                        );
+                    }
+                }
             }
+        }
+    }
+}
+
+/// The descriptor's base offset (PTX ISA 9.0 §9.7.15.5.1.2.2) is for a swizzle pattern that
+/// starts off a repeat boundary: with base offset (pattern start >> 7) & 7 the rows are
+/// counted from the pattern's start. A tile a kernel swizzled itself relative to its buffer at
+/// P = 1024·i + 128·j (row r's chunk c at P + 128·r + 16·(c ^ r mod 8)) is read back, at
+/// every k-step; with base offset 0 the same descriptor reads the address pattern instead.
+#[test]
+fn base_offset_counts_rows_from_the_pattern_start() {
+    for j in 1..8u64 {
+        let p = 4096 + 128 * j;
+        let written = |r: u64, k: u64| p + 128 * r + 16 * ((k / 8) ^ (r % 8)) + 2 * (k % 8);
+        for step in 0..4u64 {
+            let mut d = MatrixDesc {
+                start: p + 32 * step,
+                lbo: 16,
+                sbo: 1024,
+                base_offset: (p >> 7) & 7,
+                swizzle: Swizzle::B128,
+            };
+            let mut differs = false;
+            for r in 0..16usize {
+                for kk in 0..16usize {
+                    let want = written(r as u64, 16 * step + kk as u64);
+                    assert_eq!(sem::element_addr(&d, false, 2, r, kk), want);
+                    d.base_offset = 0;
+                    differs |= sem::element_addr(&d, false, 2, r, kk) != want;
+                    d.base_offset = (p >> 7) & 7;
+                }
+            }
+            assert!(differs, "base offset {j} must change what is read");
         }
     }
 }

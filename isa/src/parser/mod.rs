@@ -38,6 +38,7 @@ pub fn parse_module(file: &str, src: &str) -> Result<Module, PtxError> {
     };
     p.module_items()?;
     p.check_all_called_defined()?;
+    p.place_dynamic_shared();
     Ok(p.module)
 }
 
@@ -201,8 +202,8 @@ impl<'a> ModuleParser<'a> {
             }
         };
         if sym.is_extern && sym.space == Space::Shared {
-            // `extern .shared` arrays are the dynamic shared memory: placed at launch time,
-            // after all static shared data.
+            // `extern .shared` arrays are the dynamic shared memory: placed once every static
+            // variable is (`place_dynamic_shared`).
             let name = sym.name.clone();
             self.globals.insert(name, id);
             return Ok(());
@@ -213,6 +214,17 @@ impl<'a> ModuleParser<'a> {
         let name = self.module.symbols[id.0 as usize].name.clone();
         self.globals.insert(name, id);
         Ok(())
+    }
+
+    /// Every `extern .shared` array starts the dynamic window, after the static data and
+    /// aligned as declared (`Module::dynamic_shared_offset`).
+    fn place_dynamic_shared(&mut self) {
+        let at = self.module.dynamic_shared_offset();
+        for s in &mut self.module.symbols {
+            if s.is_extern && s.space == Space::Shared {
+                s.offset = at;
+            }
+        }
     }
 
     pub(crate) fn func_id(&mut self, name: &str, use_span: Option<Span>) -> FuncId {

@@ -60,7 +60,7 @@ pub use mma::{mma, mma_regs, MMA_LANES};
 pub use mma_int::{mma_int, mma_int_fmas, mma_int_regs};
 pub use mma_m884::{mma_m884, mma_m884_regs, MMA_M884_FMAS};
 pub use newer::{bmsk, dot, fns, lop3, redux, szext, testp};
-pub use swizzle::{swizzle, Swizzle};
+pub use swizzle::{swizzle, swizzle_based, Swizzle};
 pub use wgmma::{
     a_from_regs, a_position, a_values, d_position, d_regs, element_addr, element_value,
     transpose_allowed, types_valid, wgmma_slice, MatrixDesc, WgmmaSpec, A_REGS, SLICE_ROWS,

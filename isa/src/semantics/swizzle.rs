@@ -1,10 +1,16 @@
 //! Shared-memory swizzle modes of Hopper tensor operations (PTX ISA 9.0 §9.7.15.5.1.2
 //! "Shared Memory Matrix Layout", swizzling modes; the same patterns TMA writes with).
 //!
-//! A swizzle permutes the 16-byte chunks inside each row of a repeating pattern: in the byte
-//! offset from a base aligned to the pattern (1024 bytes for 128B, 512 for 64B, 256 for 32B),
-//! the chunk index bits `[4, 4+b)` are XORed with the row bits `[7, 7+b)`, with b = 3, 2, 1 for
-//! the 128B, 64B and 32B modes (cute's `Swizzle<3,4,3>`, `Swizzle<2,4,3>`, `Swizzle<1,4,3>`).
+//! A swizzle permutes the 16-byte chunks inside each row of a repeating pattern (1024 bytes
+//! for 128B, 512 for 64B, 256 for 32B): the chunk index bits `[4, 4+b)` of the shared address
+//! are XORed with its row bits `[7, 7+b)`, with b = 3, 2, 1 for the 128B, 64B and 32B modes
+//! (cute's `Swizzle<3,4,3>`, `Swizzle<2,4,3>`, `Swizzle<1,4,3>`). The address is the CTA's
+//! shared-window address (`.shared::cta`, from 0), so a pattern repeats on the 1024-, 512- or
+//! 256-byte boundaries of that window: TMA and `wgmma` both place bytes this way, which is
+//! why a tile TMA wrote anywhere (128-byte aligned) is read back by a descriptor that starts
+//! at the tile, with base offset 0. A `wgmma` descriptor's base offset j (§9.7.15.5.1.2.2:
+//! `(pattern start >> 7) & 7` for a pattern that does not start on a repeat boundary) moves
+//! the row phase back by j rows (`swizzle_based`).
 
 /// A swizzle mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,15 +71,26 @@ impl Swizzle {
     }
 }
 
-/// The swizzled byte offset of byte `offset` (relative to a base aligned to `mode.period()`):
-/// bits `[4, 4+b)` XOR bits `[7, 7+b)`. An involution, so it is its own inverse.
-pub fn swizzle(mode: Swizzle, offset: u64) -> u64 {
+/// The swizzled address of shared address `addr` (or of an offset from a base aligned to
+/// `mode.period()`): bits `[4, 4+b)` XOR bits `[7, 7+b)`. An involution, so it is its own
+/// inverse.
+pub fn swizzle(mode: Swizzle, addr: u64) -> u64 {
+    swizzle_based(mode, addr, 0)
+}
+
+/// The swizzled address of `addr` in a pattern whose row 0 lies `base_offset` rows (of 128
+/// bytes) past a repeat boundary: chunk bits `[4, 4+b)` XOR the pattern row
+/// `((addr >> 7) - base_offset) mod 2^b`. This is how a `wgmma` matrix descriptor's base
+/// offset acts (PTX ISA 9.0 §9.7.15.5.1.2.2: 0 when the pattern starts on a 1024-, 512- or
+/// 256-byte boundary, else `(pattern start >> 7) & 7`); it is ignored without swizzling.
+pub fn swizzle_based(mode: Swizzle, addr: u64, base_offset: u64) -> u64 {
     let b = mode.bits();
     if b == 0 {
-        return offset;
+        return addr;
     }
-    let mask = ((1u64 << b) - 1) << 4;
-    offset ^ ((offset >> 3) & mask)
+    let row_mask = (1u64 << b) - 1;
+    let row = (addr >> 7).wrapping_sub(base_offset) & row_mask;
+    addr ^ (row << 4)
 }
 
 #[cfg(test)]
@@ -127,6 +144,22 @@ mod tests {
                     seen[(s - base) as usize] = true;
                     assert_eq!(swizzle(m, s), base + off, "involution");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn base_offset_anchors_the_pattern_rows_later() {
+        // A pattern starting j rows past a 1024-byte boundary, with base offset j, is the
+        // canonical pattern counted from its start; base offset 0 is the address rule.
+        for m in ALL {
+            for j in 0..8u64 {
+                let start = 3 * 1024 + 128 * j;
+                for off in 0..2048u64 {
+                    let got = swizzle_based(m, start + off, j);
+                    assert_eq!(got, start + swizzle(m, off), "{m:?} j={j} off={off}");
+                }
+                assert_eq!(swizzle_based(m, start + 48, 0), swizzle(m, start + 48));
             }
         }
     }

@@ -335,9 +335,11 @@ impl TensorMap {
         }
     }
 
-    /// Shared address of the byte at `offset` of a box whose base is `base` (the swizzle acts
-    /// on the shared address bits, so a base aligned to the swizzle's period gives the
-    /// canonical pattern).
+    /// Shared address of the byte at `offset` of a box whose base is `base` (an address in the
+    /// CTA's shared window, from 0). The swizzle acts on the address bits, as `wgmma`'s does
+    /// (`semantics::swizzle`): the pattern repeats on the window's 1024-, 512- or 256-byte
+    /// boundaries wherever the (128-byte aligned) box starts, and a descriptor starting at the
+    /// box reads it with base offset 0.
     pub fn shared_addr(&self, base: u64, offset: u64) -> u64 {
         swizzle(self.swizzle, base + offset)
     }

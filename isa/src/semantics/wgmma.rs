@@ -20,12 +20,15 @@
 //!   no swizzle: `c·SBO + (k % 8)·16 + (k / 8)·LBO + (mn % T)·size`; swizzled:
 //!   `(c % W)·16 + (c / W)·LBO + (k % 8)·W·16 + (k / 8)·SBO + (mn % T)·size`.
 //!
-//! The byte address is start + offset, then swizzled: chunk bits [4, 4+b) of the address are
-//! XORed with the pattern row ((offset >> 7) + base offset) mod 2^b (b = 1, 2, 3 for 32B, 64B,
-//! 128B; `swizzle::swizzle`). The row phase counts from the start address plus the base offset,
-//! which PTX sets to (start >> 7) & 7 when the start is not aligned to the pattern's repeat;
-//! with that setting (and always for a pattern-aligned start, or a start advanced along K
-//! inside a row, as CUTLASS does) this is the pattern over the absolute shared address.
+//! The byte address is start + offset, then swizzled as a shared address: chunk bits [4, 4+b)
+//! are XORed with the pattern row ((address >> 7) - base offset) mod 2^b (b = 1, 2, 3 for
+//! 32B, 64B, 128B; `swizzle::swizzle_based`). The row comes from the address, not from the
+//! offset to the start: the swizzle repeats on 1024/512/256-byte boundaries of the shared
+//! window, the pattern TMA writes, so a descriptor pointing anywhere into a TMA-written tile
+//! (a k-step 32 bytes along a row, a warpgroup's rows 8 KiB further, a tile 128 bytes past a
+//! boundary) reads it with base offset 0. The base offset is for a pattern that itself starts
+//! off a repeat boundary: the ISA sets it to (pattern start >> 7) & 7 (§9.7.15.5.1.2.2), and
+//! the row is then counted from that start.
 //!
 //! **Fragments** (§9.7.15.5.1.1, "Register Fragments"): with g = lane / 4 and t = lane % 4,
 //! accumulator value v (register v for .f32, half v % 2 of register v / 2 for .f16) of a lane
@@ -40,7 +43,7 @@
 //! accumulator type (f32 or f16, nearest even). `imm-scale` -1 negates that operand. A NaN
 //! result is the canonical NaN (0x7FFFFFFF, 0x7FFF).
 
-use super::swizzle::Swizzle;
+use super::swizzle::{swizzle_based, Swizzle};
 use crate::ir::{Type, WgmmaType};
 use half::{bf16, f16};
 
@@ -62,7 +65,8 @@ pub struct MatrixDesc {
     pub lbo: u64,
     /// Stride-dimension byte offset.
     pub sbo: u64,
-    /// Base offset (bits 49–51).
+    /// Base offset (bits 49–51): the row of the swizzle pattern's repeat at which the
+    /// pattern starts (0 for a pattern starting on a repeat boundary).
     pub base_offset: u64,
     pub swizzle: Swizzle,
 }
@@ -140,13 +144,7 @@ pub fn element_addr(
             (c % w) * 16 + (c / w) * desc.lbo + (k % 8) * w * 16 + (k / 8) * desc.sbo + e
         }
     };
-    let addr = desc.start.wrapping_add(off);
-    let b = desc.swizzle.bits();
-    if b == 0 {
-        return addr;
-    }
-    let phase = ((off >> 7) + desc.base_offset) & ((1 << b) - 1);
-    addr ^ (phase << 4)
+    swizzle_based(desc.swizzle, desc.start.wrapping_add(off), desc.base_offset)
 }
 
 /// Registers of D per thread: N / 2 `.f32`, or N / 4 `.f16x2`.

@@ -222,9 +222,10 @@ impl<'m> Kernel<'m> {
         Ok(block)
     }
 
-    /// Bytes of shared memory one CTA needs (static segment plus `dynamic`).
+    /// Bytes of shared memory one CTA needs (static segment, padded to the dynamic window's
+    /// alignment, plus `dynamic`).
     pub fn shared_bytes(&self, dynamic: u32) -> usize {
-        self.module.shared_bytes as usize + dynamic as usize
+        self.module.dynamic_shared_offset() as usize + dynamic as usize
     }
 
     /// A fresh thread at pc 0.

@@ -59,7 +59,8 @@ pub fn run_launch(
     let regs = regs_per_thread(prog, cfg, spec.entry)
         .saturating_mul(n_warps)
         .saturating_mul(ws);
-    let static_shared = prog.module.shared_bytes as u32;
+    // The dynamic window follows the static data at its declared alignment.
+    let static_shared = u32::try_from(prog.module.dynamic_shared_offset()).unwrap_or(u32::MAX);
     let shared = static_shared.saturating_add(spec.dynamic_shared);
     let cluster =
         super::cluster::cluster_shape(spec.grid, spec.cluster, entry.req_cluster, cfg.sm.count)

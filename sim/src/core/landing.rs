@@ -15,7 +15,7 @@ pub struct Landing {
     pub ready: u64,
     /// CTA slot on the SM.
     pub cta: usize,
-    /// Shared address of the first byte (before swizzling).
+    /// Shared address (in the CTA's window) of the first byte, before swizzling.
     pub base: u64,
     /// The bytes in box (or contiguous) order; byte i goes to `swizzle(base + i)`. Swizzles
     /// permute whole 16-byte chunks, so copies keep 16-byte runs together.

@@ -59,7 +59,9 @@ pub fn ctas_per_sm(cfg: &Config, prog: &Program, entry: FuncId, launch: &LaunchS
         .saturating_mul(sm.warp_size)
         .max(1);
     let warps_by_regs = (sm.registers / sm.schedulers / regs_per_warp) * sm.schedulers;
-    let shared = (prog.module.shared_bytes as u32).saturating_add(launch.dynamic_shared);
+    let shared = u32::try_from(prog.module.dynamic_shared_offset())
+        .unwrap_or(u32::MAX)
+        .saturating_add(launch.dynamic_shared);
     let by_shared = sm.shared_bytes.checked_div(shared).unwrap_or(u32::MAX);
     [
         sm.max_ctas,

@@ -7,9 +7,12 @@
 //! ```
 //!
 //! Keys: `buffer` (required), `dims` (required, innermost first), `box` (required),
-//! `dtype` (default: the buffer's), `strides` (byte strides of dimensions 1.., default packed),
-//! `element_strides` (default all 1), `swizzle` (`none`, `32B`, `64B`, `128B`; default none),
-//! `oob_fill` (`zero` or `nan`; default zero). The kernel takes it as a 128-byte `.param`
+//! `dtype` (default: the buffer's), `strides` (byte strides of dimensions 1.., default packed;
+//! any multiple of 16 below 2^40, 0 included, as `cuTensorMapEncodeTiled` accepts — a size-1
+//! dimension's stride is often given as 0), `element_strides` (default all 1; the driver
+//! ignores the first, TMA having no traversal stride in dimension 0 without interleave),
+//! `swizzle` (`none`, `32B`, `64B`, `128B`; default none), `oob_fill` (`zero` or its driver
+//! name `none`, or `nan`; default zero). The kernel takes it as a 128-byte `.param`
 //! (`const __grid_constant__ CUtensorMap`), or as a `.u64` pointer, in which case the map is
 //! placed in global memory. Errors name the key path and the valid choices.
 
@@ -62,14 +65,14 @@ pub fn tensor_map_arg(
             addrs.keys().collect::<Vec<_>>()
         ));
     };
-    let dims = list(need("dims")?, &format!("{path}.dims"))?;
+    let dims = list(need("dims")?, &format!("{path}.dims"), 1)?;
     let rank = dims.len();
     if rank == 0 || rank > TMA_MAX_RANK {
         return Err(format!(
             "{path}.dims: a tiled tensor map has 1 to {TMA_MAX_RANK} dimensions, found {rank}"
         ));
     }
-    let boxd = list(need("box")?, &format!("{path}.box"))?;
+    let boxd = list(need("box")?, &format!("{path}.box"), 1)?;
     if boxd.len() != rank {
         return Err(format!(
             "{path}.box: one extent per dimension ({rank}), found {}",
@@ -109,7 +112,7 @@ pub fn tensor_map_arg(
         map.strides[i - 1] = packed;
     }
     if let Some(s) = get.get("strides") {
-        let s = list(s, &format!("{path}.strides"))?;
+        let s = list(s, &format!("{path}.strides"), 0)?;
         if s.len() + 1 != rank {
             return Err(format!(
                 "{path}.strides: the byte strides of dimensions 1..{rank} ({} values), found {}",
@@ -120,7 +123,7 @@ pub fn tensor_map_arg(
         map.strides[..rank - 1].copy_from_slice(&s);
     }
     if let Some(e) = get.get("element_strides") {
-        let e = list(e, &format!("{path}.element_strides"))?;
+        let e = list(e, &format!("{path}.element_strides"), 1)?;
         if e.len() != rank {
             return Err(format!(
                 "{path}.element_strides: one per dimension ({rank}), found {}",
@@ -142,12 +145,20 @@ pub fn tensor_map_arg(
     }
     if let Some(f) = get.get("oob_fill") {
         map.oob_nan = match f.as_str() {
-            Some("zero") => false,
+            Some("zero" | "none") => false,
             Some("nan") => true,
-            _ => return Err(format!("{path}.oob_fill: {f:?}; valid: zero, nan")),
+            _ => {
+                return Err(format!(
+                    "{path}.oob_fill: {f:?}; valid: zero (or none), nan"
+                ))
+            }
         };
     }
     map.validate().map_err(|e| format!("{path}: {e}"))?;
+    // `cuTensorMapEncodeTiled`: "when interleave is CU_TENSOR_MAP_INTERLEAVE_NONE, the first
+    // element of [elementStrides] is ignored since TMA doesn't support the stride for
+    // dimension zero" (checked to be in 1..=8 above, then dropped).
+    map.estrides[0] = 1;
     // The map may describe less than the buffer, never more.
     let last: u64 = (0..rank)
         .map(|i| (map.dims[i] - 1).saturating_mul(map.stride(i)))
@@ -162,16 +173,22 @@ pub fn tensor_map_arg(
     Ok(map)
 }
 
-fn list(v: &Value, path: &str) -> Result<Vec<u64>, String> {
+/// A list of integers, each at least `min` (0 or 1).
+fn list(v: &Value, path: &str, min: u64) -> Result<Vec<u64>, String> {
+    let what = if min == 0 {
+        "non-negative integer"
+    } else {
+        "positive integer"
+    };
     let Value::Sequence(items) = v else {
-        return Err(format!("{path}: expected a list of positive integers"));
+        return Err(format!("{path}: expected a list of {what}s"));
     };
     items
         .iter()
         .map(|x| {
             x.as_u64()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| format!("{path}: {x:?} is not a positive integer"))
+                .filter(|&n| n >= min)
+                .ok_or_else(|| format!("{path}: {x:?} is not a {what}"))
         })
         .collect()
 }

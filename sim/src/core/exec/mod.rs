@@ -31,6 +31,8 @@ use gpusim_isa::*;
 pub struct LaunchGeom {
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// Where the dynamic shared window starts: the static data, padded to the window's
+    /// declared alignment.
     pub static_shared: u32,
     pub dynamic_shared: u32,
     pub kernel: String,
