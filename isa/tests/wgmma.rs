@@ -477,47 +477,50 @@ proptest! {
 }
 
 /// TMA and `wgmma` agree wherever the tile lies (issue 11, item 3): both swizzle by the
-/// CTA's shared address, so a 128B-swizzled K-major tile TMA wrote at any 128-byte aligned
+/// CTA's shared address, so a swizzled K-major bf16 tile TMA wrote at any 128-byte aligned
 /// shared address — on a 1024-byte boundary or 128·j bytes past one, as a dynamic window after
 /// a few static mbarriers is — is read element for element by a descriptor starting at the
 /// tile (base offset 0), at every k-step (start advanced 32 bytes) and for a second
-/// warpgroup's rows (start 8 KiB further).
+/// warpgroup's rows (start 64 rows further), in each swizzle mode.
 #[test]
 fn wgmma_reads_what_tma_wrote_at_any_tile_address() {
     use gpusim_isa::semantics::tensor_map::{TensorMap, TmaType, TMA_MAX_RANK};
-    let map = TensorMap {
-        global: 0,
-        dtype: TmaType::Bf16,
-        rank: 2,
-        dims: [64, 128, 1, 1, 1],
-        strides: [128, 0, 0, 0],
-        boxd: [64, 128, 1, 1, 1],
-        estrides: [1; TMA_MAX_RANK],
-        swizzle: Swizzle::B128,
-        oob_nan: false,
-    };
-    map.validate().unwrap();
-    for j in 0..8u64 {
-        let tile = 5 * 1024 + 128 * j;
-        // (row, k) of the box is byte 128·row + 2·k of its image, placed by TMA at:
-        let tma = |row: u64, k: u64| map.shared_addr(tile, 128 * row + 2 * k);
-        for half in 0..2u64 {
-            for step in 0..4u64 {
-                let d = MatrixDesc {
-                    start: tile + half * 64 * 128 + 32 * step,
-                    lbo: 16,
-                    sbo: 1024,
-                    base_offset: 0,
-                    swizzle: Swizzle::B128,
-                };
-                for r in 0..64usize {
-                    for kk in 0..16usize {
-                        let got = sem::element_addr(&d, false, 2, r, kk);
-                        let want = tma(64 * half + r as u64, 16 * step + kk as u64);
-                        assert_eq!(
-                            got, want,
-                            "tile {tile:#x} rows {half} k-step {step} ({r}, {kk})"
-                        );
+    for sw in [Swizzle::B32, Swizzle::B64, Swizzle::B128] {
+        let span = sw.bytes();
+        let map = TensorMap {
+            global: 0,
+            dtype: TmaType::Bf16,
+            rank: 2,
+            dims: [span / 2, 128, 1, 1, 1],
+            strides: [span, 0, 0, 0],
+            boxd: [span as u32 / 2, 128, 1, 1, 1],
+            estrides: [1; TMA_MAX_RANK],
+            swizzle: sw,
+            oob_nan: false,
+        };
+        map.validate().unwrap();
+        for j in 0..8u64 {
+            let tile = 5 * 1024 + 128 * j;
+            // (row, k) of the box is byte span·row + 2·k of its image, placed by TMA at:
+            let tma = |row: u64, k: u64| map.shared_addr(tile, span * row + 2 * k);
+            for half in 0..2u64 {
+                for step in 0..span / 32 {
+                    let d = MatrixDesc {
+                        start: tile + half * 64 * span + 32 * step,
+                        lbo: 16,
+                        sbo: 8 * span,
+                        base_offset: 0,
+                        swizzle: sw,
+                    };
+                    for r in 0..64usize {
+                        for kk in 0..16usize {
+                            let got = sem::element_addr(&d, false, 2, r, kk);
+                            let want = tma(64 * half + r as u64, 16 * step + kk as u64);
+                            assert_eq!(
+                                got, want,
+                                "{sw:?} tile {tile:#x} rows {half} k-step {step} ({r}, {kk})"
+                            );
+                        }
                     }
                 }
             }
