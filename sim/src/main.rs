@@ -212,6 +212,16 @@ fn cmd_run(args: &RunArgs) -> i32 {
     };
     let s = &out.stats;
     println!("gpusim: {}", manifest.display());
+    let mc = &s.machine;
+    let chosen = if mc.reconvergence_setting == "auto" {
+        format!(" (auto: .target {} on {})", mc.target, mc.arch)
+    } else {
+        String::new()
+    };
+    println!(
+        "  machine             config {} ({}), reconvergence {}{chosen}",
+        mc.config, mc.arch, mc.reconvergence
+    );
     for k in &s.kernels {
         println!(
             "  kernel {:<28} cycles {:>10}  warp insts {:>10}  IPC {:>6.3}  SIMD eff {:>5.1}%",

@@ -18,6 +18,9 @@ pub enum RunError {
     Config(#[from] ConfigError),
     #[error("{0}")]
     Ptx(#[from] PtxError),
+    /// The config's GPU cannot run the module (generation, units).
+    #[error("{0}")]
+    Target(#[from] crate::config::TargetError),
     #[error("{0}")]
     Fault(Fault),
 }
@@ -115,7 +118,7 @@ pub fn run_manifest_with(
     let lm = LoadedManifest::load(manifest_path)?;
     let m = &lm.manifest;
     let set: Vec<(String, Value)> = m.set.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let cfg = load_config(config, &set, cli_set)?;
+    let unbound = load_config(config, &set, cli_set)?;
     let kernel_path = lm.resolve(&m.kernel);
     let src = std::fs::read_to_string(&kernel_path).map_err(|e| ManifestError {
         file: manifest_path.display().to_string(),
@@ -123,6 +126,7 @@ pub fn run_manifest_with(
         message: format!("cannot read {}: {e}", kernel_path.display()),
     })?;
     let module = parse_module(&kernel_path.display().to_string(), &src)?;
+    let cfg = unbound.for_module(&module)?;
     let mut prog = Program::prepare(module)?;
     let mut global = GlobalMemory::default();
     let gseg = prog.segment_init(gpusim_isa::Space::Global);
@@ -221,8 +225,20 @@ pub fn run_manifest_with(
             failures.push(f);
         }
     }
+    let mut stats = RunStats::from_kernels(kernels, cfg.sm.warp_size, wall);
+    stats.machine = crate::stats::Machine {
+        config: cfg.name.clone(),
+        arch: cfg.sm.arch.to_string(),
+        target: prog.module.target.clone(),
+        reconvergence: cfg.sm.reconvergence.name().to_string(),
+        reconvergence_setting: if cfg.reconvergence_is_auto() {
+            "auto".to_string()
+        } else {
+            cfg.sm.reconvergence.name().to_string()
+        },
+    };
     Ok(RunOutput {
-        stats: RunStats::from_kernels(kernels, cfg.sm.warp_size, wall),
+        stats,
         buffers,
         failures,
         expected_fault: fault,

@@ -308,7 +308,7 @@ fn command_prints_the_table_and_writes_the_csv() {
         .arg("gemm")
         .arg(spec_path("sgemm_simt"))
         .args(["--config"])
-        .arg(root().join("configs/volta-v100.yaml"))
+        .arg(root().join("configs/ampere-a100.yaml"))
         .args(["--sizes", "64x64x16,128x64x8", "--csv"])
         .arg(&csv)
         .output()
@@ -320,7 +320,7 @@ fn command_prints_the_table_and_writes_the_csv() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains("sgemm_simt on volta-v100 (80 SMs at 1530 MHz"),
+        stdout.contains("sgemm_simt on ampere-a100 (108 SMs at 1410 MHz"),
         "{stdout}"
     );
     assert!(
@@ -341,6 +341,18 @@ fn command_prints_the_table_and_writes_the_csv() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("K = 12 is not a multiple of 8"), "{err}");
+    // A kernel built for sm_80 on the V100 (sm_70): refused, naming both generations.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpusim"))
+        .arg("gemm")
+        .arg(spec_path("sgemm_simt"))
+        .args(["--config"])
+        .arg(root().join("configs/volta-v100.yaml"))
+        .args(["--sizes", "64x64x16"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("sm_80") && err.contains("sm_70"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

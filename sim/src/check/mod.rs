@@ -123,7 +123,8 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     let module = gpusim_isa::parse_module(&kernel_path.display().to_string(), &src)?;
     let mut report = CheckReport::default();
 
-    let base = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &o.sets)?;
+    let base = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &o.sets)?
+        .for_module(&module)?;
     let policy = o
         .policy
         .clone()
@@ -142,7 +143,8 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             None => knobs::for_run(&base, &o.sets, &policy, o.seed, i),
         };
         if binding.is_some() {
-            let cfg = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &sets)?;
+            let cfg = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &sets)?
+                .for_module(&module)?;
             claims.push(litmus::claim(&cfg));
         }
         // Litmus runs keep their warp traces for the subgroup-mask invariant; the first run

@@ -4,9 +4,13 @@
 //! `watchdog_cycles`, ...) are relied on by scripts and sweeps; keep them stable. Unknown keys
 //! are errors that list the valid ones (serde `deny_unknown_fields` on every struct).
 
+pub mod arch;
+mod bind;
 mod overrides;
 pub mod programs;
 
+pub use arch::Arch;
+pub use bind::{TargetError, Unit};
 pub use overrides::apply_override;
 
 use serde::Deserialize;
@@ -46,6 +50,9 @@ pub struct Config {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SmConfig {
+    /// The compute capability the config models (`sm_20`, `sm_70`, `sm_90`): a module whose
+    /// `.target` a device of this generation cannot run is rejected (`arch`).
+    pub arch: Arch,
     pub count: u32,
     pub warp_size: u32,
     /// Sub-partitions (processing blocks) per SM, each with one warp scheduler and its own
@@ -57,6 +64,12 @@ pub struct SmConfig {
     /// Active-set size of the `two-level` scheduler, per sub-partition.
     #[serde(default = "default_two_level_active")]
     pub two_level_active: u32,
+    /// `sm.reconvergence` as written: `auto` or a policy name.
+    #[serde(rename = "reconvergence")]
+    pub reconvergence_setting: ReconvergenceSetting,
+    /// The policy the warps run: the setting, with `auto` decided for the module being run
+    /// (`Config::for_module`; until then, as for a module built for `sm.arch`).
+    #[serde(skip)]
     pub reconvergence: ReconvergenceKind,
     /// Parameters of the `convergence-barrier` policy (defaults when absent).
     #[serde(default)]
@@ -88,17 +101,17 @@ pub struct SmConfig {
     /// unit in the same cycle (Fermi GF104-style dual issue).
     pub dual_issue: bool,
     pub units: UnitsConfig,
-    /// The SM's tensor memory accelerator (TMA copy engine) for `cp.async.bulk{.tensor}`
-    /// (defaults: the H100 figures, for configs of GPUs that have none).
+    /// The SM's tensor memory accelerator (TMA copy engine) for `cp.async.bulk{.tensor}`;
+    /// absent on GPUs without one (kernels using it are then rejected).
     #[serde(default)]
-    pub tma: TmaConfig,
-    /// `wgmma.mma_async` timing on the sub-partition's tensor unit (defaults: the H100
-    /// figures, for configs written before it existed).
+    pub tma: Option<TmaConfig>,
+    /// `wgmma.mma_async` timing on the sub-partition's tensor unit; absent on GPUs without
+    /// warpgroup MMA.
     #[serde(default)]
-    pub wgmma: WgmmaConfig,
-    /// Thread-block clusters: distributed shared memory (defaults: the H100 figures).
+    pub wgmma: Option<WgmmaConfig>,
+    /// Thread-block clusters: distributed shared memory; absent on GPUs without clusters.
     #[serde(default)]
-    pub cluster: ClusterConfig,
+    pub cluster: Option<ClusterConfig>,
 }
 
 /// Clusters: how long an access to a peer CTA's shared memory takes to arrive (remote stores,
@@ -107,13 +120,6 @@ pub struct SmConfig {
 #[serde(deny_unknown_fields)]
 pub struct ClusterConfig {
     pub dsmem_latency: u32,
-}
-
-impl Default for ClusterConfig {
-    /// The H100 value of configs/hopper-h100.yaml (source there).
-    fn default() -> Self {
-        ClusterConfig { dsmem_latency: 190 }
-    }
 }
 
 /// `wgmma.mma_async` timing: each warp's 16-row slice (16·N·K multiply-adds) holds its
@@ -127,16 +133,6 @@ pub struct WgmmaConfig {
     pub latency: u32,
 }
 
-impl Default for WgmmaConfig {
-    /// The H100 values of configs/hopper-h100.yaml (sources there).
-    fn default() -> Self {
-        WgmmaConfig {
-            fmas_per_cycle: 512,
-            latency: 2,
-        }
-    }
-}
-
 /// The TMA engine of one SM: a bulk or tensor copy is split into L1-line requests that the
 /// engine issues at `bytes_per_cycle`; the bytes land in shared memory `latency` cycles after
 /// the last line has come back (the engine's address generation and shared-memory write).
@@ -145,16 +141,6 @@ impl Default for WgmmaConfig {
 pub struct TmaConfig {
     pub latency: u32,
     pub bytes_per_cycle: u32,
-}
-
-impl Default for TmaConfig {
-    /// The H100 values of configs/hopper-h100.yaml (sources there).
-    fn default() -> Self {
-        TmaConfig {
-            latency: 100,
-            bytes_per_cycle: 128,
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -172,10 +158,11 @@ pub enum SchedulerKind {
     TwoLevel,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReconvergenceKind {
     /// Habermaier 2011 §5.4: the token stack with ssy/sync/preBrk/brk/preRet.
+    #[default]
     TokenStack,
     /// The immediate post-dominator SIMT stack without tokens (GPGPU-Sim).
     PdomStack,
@@ -197,7 +184,61 @@ pub enum DivergenceOrder {
     NotTakenFirst,
 }
 
+/// `sm.reconvergence`: a policy, or `auto` — convergence barriers for modules built for
+/// `sm_70` or newer on a Volta-or-later config, the token stack otherwise (`arch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReconvergenceSetting {
+    Auto,
+    Fixed(ReconvergenceKind),
+}
+
+impl ReconvergenceSetting {
+    /// The policy for a module whose `.target` is `target`, on a device of `device`.
+    pub fn resolve(self, device: Arch, target: Arch) -> ReconvergenceKind {
+        match self {
+            ReconvergenceSetting::Fixed(k) => k,
+            ReconvergenceSetting::Auto if arch::auto_uses_convergence_barriers(device, target) => {
+                ReconvergenceKind::ConvergenceBarrier
+            }
+            ReconvergenceSetting::Auto => ReconvergenceKind::TokenStack,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ReconvergenceSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == "auto" {
+            return Ok(ReconvergenceSetting::Auto);
+        }
+        ReconvergenceKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .map(ReconvergenceSetting::Fixed)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&s, RECONVERGENCE_CHOICES))
+    }
+}
+
+/// The spellings of `sm.reconvergence`: `auto` and every policy's name.
+pub const RECONVERGENCE_CHOICES: &[&str] = &[
+    "auto",
+    "token-stack",
+    "pdom-stack",
+    "convergence-barrier",
+    "multi-path",
+    "thread-frontiers",
+];
+
 impl ReconvergenceKind {
+    /// Every policy, in the order the docs list them.
+    pub const ALL: [ReconvergenceKind; 5] = [
+        ReconvergenceKind::TokenStack,
+        ReconvergenceKind::PdomStack,
+        ReconvergenceKind::ConvergenceBarrier,
+        ReconvergenceKind::MultiPath,
+        ReconvergenceKind::ThreadFrontiers,
+    ];
+
     /// The config spelling (`token-stack`, ...).
     pub fn name(self) -> &'static str {
         match self {
@@ -413,6 +454,10 @@ impl Config {
             err(&path, e.into_inner().to_string())
         })?;
         cfg.validate().map_err(|(p, m)| err(p, m))?;
+        cfg.sm.reconvergence = cfg
+            .sm
+            .reconvergence_setting
+            .resolve(cfg.sm.arch, cfg.sm.arch);
         cfg.parsed_programs = programs::load(&cfg.memory_programs).map_err(|(p, m)| err(&p, m))?;
         Ok(cfg)
     }
@@ -463,23 +508,37 @@ impl Config {
         if self.clock_mhz.is_some_and(|c| c == 0 || c > 100_000) {
             return Err(("clock_mhz", "must be between 1 and 100000 (MHz)".into()));
         }
-        if sm.wgmma.fmas_per_cycle < 2 || sm.wgmma.fmas_per_cycle > 1 << 20 {
+        if sm.arch.variant != arch::Variant::Generic {
             return Err((
-                "sm.wgmma.fmas_per_cycle",
-                format!("must be in 2..=1048576, got {}", sm.wgmma.fmas_per_cycle),
+                "sm.arch",
+                format!(
+                    "names the compute capability of the modelled GPU, e.g. sm_{n}; `{}` is a compilation target",
+                    sm.arch,
+                    n = sm.arch.number
+                ),
             ));
         }
-        if sm.wgmma.latency > 1 << 20 {
-            return Err((
-                "sm.wgmma.latency",
-                format!("must be at most 1048576, got {}", sm.wgmma.latency),
-            ));
+        if let Some(w) = &sm.wgmma {
+            if w.fmas_per_cycle < 2 || w.fmas_per_cycle > 1 << 20 {
+                return Err((
+                    "sm.wgmma.fmas_per_cycle",
+                    format!("must be in 2..=1048576, got {}", w.fmas_per_cycle),
+                ));
+            }
+            if w.latency > 1 << 20 {
+                return Err((
+                    "sm.wgmma.latency",
+                    format!("must be at most 1048576, got {}", w.latency),
+                ));
+            }
         }
-        if sm.tma.bytes_per_cycle == 0 || sm.tma.bytes_per_cycle > 4096 {
-            return Err((
-                "sm.tma.bytes_per_cycle",
-                format!("must be in 1..=4096, got {}", sm.tma.bytes_per_cycle),
-            ));
+        if let Some(t) = &sm.tma {
+            if t.bytes_per_cycle == 0 || t.bytes_per_cycle > 4096 {
+                return Err((
+                    "sm.tma.bytes_per_cycle",
+                    format!("must be in 1..=4096, got {}", t.bytes_per_cycle),
+                ));
+            }
         }
         let u = &sm.units;
         for (key, unit) in [

@@ -68,5 +68,7 @@ pub struct WarpAsync {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClusterOp {
     Arrive(u32),
-    Wait(u32),
+    /// Wait for this many completed phases; these lanes wait (independent thread scheduling
+    /// parks only them).
+    Wait(u32, crate::simt::Mask),
 }

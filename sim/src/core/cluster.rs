@@ -65,6 +65,8 @@ pub enum Outgoing {
         sm: u32,
         slot: usize,
         phases: u32,
+        /// The waiting lanes (all of a warp-synchronous warp's).
+        lanes: u64,
     },
     /// `threads` threads of the cluster exited: they count as arrived from now on.
     ClusterExit { cluster: u64, threads: u32 },
@@ -77,7 +79,8 @@ pub struct ClusterBarrier {
     pub arrived: u32,
     pub exited: u32,
     pub completed: u32,
-    pub waiters: Vec<(u32, usize, u32)>,
+    /// (SM, warp slot, phases waited for, lanes).
+    pub waiters: Vec<(u32, usize, u32, u64)>,
     /// The cycle from which the current phase's arrivals are all visible, and when each
     /// completed phase was (phase k completed at `done_at[k - 1]`).
     pub visible_at: u64,
@@ -111,15 +114,15 @@ impl ClusterBarrier {
     }
 
     /// The waiters whose phase has completed, removed: (SM, warp slot, the cycle its
-    /// phase's writes are visible).
-    pub fn released(&mut self) -> Vec<(u32, usize, u64)> {
+    /// phase's writes are visible, lanes).
+    pub fn released(&mut self) -> Vec<(u32, usize, u64, u64)> {
         let done = self.completed;
         let mut out = Vec::new();
         let at = &self.done_at;
-        self.waiters.retain(|&(sm, slot, p)| {
+        self.waiters.retain(|&(sm, slot, p, lanes)| {
             if p <= done {
                 let t = if p == 0 { 0 } else { at[p as usize - 1] };
-                out.push((sm, slot, t));
+                out.push((sm, slot, t, lanes));
                 false
             } else {
                 true
@@ -231,11 +234,11 @@ mod tests {
     #[test]
     fn the_barrier_completes_when_every_live_thread_arrived() {
         let mut b = ClusterBarrier::new(256);
-        b.waiters.push((0, 1, 1));
+        b.waiters.push((0, 1, 1, 0b11));
         assert!(!b.arrive(128, false, 10));
         assert!(b.released().is_empty());
         assert!(b.arrive(128, false, 5));
-        assert_eq!(b.released(), vec![(0, 1, 10)]);
+        assert_eq!(b.released(), vec![(0, 1, 10, 0b11)]);
         // 64 threads exit: the next phase needs the other 192.
         assert!(!b.arrive(64, true, 0));
         assert!(b.arrive(192, false, 0));

@@ -75,6 +75,12 @@ pub fn run_launch(
         explicit_cluster: spec.cluster.is_some() || entry.req_cluster.is_some(),
     };
     let cluster_ctas: u32 = cluster.iter().product();
+    // `Config::for_module` refuses these before a run; a launch built by hand is checked too.
+    if let Some(m) = cfg.missing_unit(&prog.module) {
+        return Err(Fault::new(FaultKind::Launch, m));
+    }
+    cfg.check_cluster_launch(cluster)
+        .map_err(|m| Fault::new(FaultKind::Launch, format!("kernel `{}`: {m}", entry.name)))?;
     check_fits(cfg, &geom, threads, n_warps, regs, shared)?;
     let interest = spec
         .record_async
@@ -204,7 +210,14 @@ pub fn run_launch(
                     next_ready = Some(next_ready.map_or(wake[i], |n| n.min(wake[i])));
                 }
             }
-            deliver(&mut outbox, &mut sms, &mut wake, &mut cluster_bars, cycle);
+            deliver(
+                &mut outbox,
+                &mut sms,
+                &mut wake,
+                &mut cluster_bars,
+                cycle,
+                prog,
+            );
             // Deliveries may have woken SMs stepped earlier in the cycle.
             next_ready = sms
                 .iter()
@@ -471,6 +484,7 @@ fn deliver(
     wake: &mut [u64],
     bars: &mut std::collections::HashMap<u64, super::cluster::ClusterBarrier>,
     cycle: u64,
+    prog: &Program,
 ) {
     use super::cluster::Outgoing;
     for msg in outbox.drain(..) {
@@ -510,17 +524,18 @@ fn deliver(
                 sm,
                 slot,
                 phases,
+                lanes,
             } => {
                 let Some(b) = bars.get_mut(&cluster) else {
                     continue;
                 };
-                b.waiters.push((sm, slot, phases));
+                b.waiters.push((sm, slot, phases, lanes));
                 b.released()
             }
         };
-        for (sm, slot, visible) in released {
+        for (sm, slot, visible, lanes) in released {
             let t = visible.max(cycle + 1);
-            sms[sm as usize].release_cluster_wait(slot, t);
+            sms[sm as usize].release_cluster_wait(slot, t, lanes, prog);
             wake[sm as usize] = wake[sm as usize].min(t);
         }
     }

@@ -181,7 +181,12 @@ impl Sm {
             spin_suspect: false,
         };
         self.land_async_copies(cycle, epoch);
-        let one_way = (sh.cfg.sm.cluster.dsmem_latency as u64).div_ceil(2).max(1);
+        // No cluster unit, no peer messages: the latency is never used.
+        let one_way = sh
+            .cfg
+            .sm
+            .cluster
+            .map_or(1, |c| (c.dsmem_latency as u64).div_ceil(2).max(1));
         self.land_bulk(cycle, epoch, sh.prog, one_way);
         if let Some(t) = self.next_landing() {
             res.next_ready = Some(t);
@@ -438,7 +443,11 @@ impl Sm {
         // An executed wgmma.mma_async: D's completion and the cycles it holds the tensor unit.
         let tensor_busy = match ex.lanes {
             0 => None,
-            _ => super::wgmma_state::time_issue(w, &inst.op, cycle, &sh.cfg.sm.wgmma),
+            _ => sh
+                .cfg
+                .sm
+                .wgmma
+                .and_then(|wg| super::wgmma_state::time_issue(w, &inst.op, cycle, &wg)),
         };
         let class = sh.prog.funcs[f.0 as usize].class[pc];
         let passes = match ex.mem {
@@ -766,7 +775,7 @@ impl Sm {
                 }
                 WarpState::Active if w.live.spinning => "spinning without progress".to_string(),
                 WarpState::Active => "ready or waiting on registers".to_string(),
-                WarpState::Barrier(b) => format!("waiting at barrier(s) {b:#x}"),
+                WarpState::Barrier(b) => describe_barriers(b),
                 WarpState::Completed => "completed".to_string(),
             };
             out.push(format!(
@@ -782,6 +791,18 @@ impl Sm {
         }
         out
     }
+}
+
+/// The barriers a blocked warp waits at, by name.
+fn describe_barriers(bits: u32) -> String {
+    let names: Vec<String> = (0..32)
+        .filter(|b| bits >> b & 1 == 1)
+        .map(|b| match b {
+            crate::simt::CLUSTER_BARRIER => "barrier.cluster".to_string(),
+            _ => format!("bar.sync {b}"),
+        })
+        .collect();
+    format!("waiting at {}", names.join(" and "))
 }
 
 /// Whether `w` can issue this cycle, or the state it is stalled in and when it may wake.

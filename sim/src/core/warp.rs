@@ -21,8 +21,9 @@ pub struct Frame {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WarpState {
     Active,
-    /// Waiting at `bar.sync`/`bar.red` for the barriers in this bit set.
-    Barrier(u16),
+    /// Waiting at `bar.sync`/`bar.red` for the barriers in this bit set (bit
+    /// `simt::CLUSTER_BARRIER`: lanes of an independently scheduled warp at `barrier.cluster`).
+    Barrier(u32),
     Completed,
 }
 

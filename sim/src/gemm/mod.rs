@@ -30,6 +30,8 @@ pub enum GemmError {
     #[error("{0}")]
     Input(String),
     #[error("{0}")]
+    Target(#[from] crate::config::TargetError),
+    #[error("{0}")]
     Fault(Fault),
 }
 

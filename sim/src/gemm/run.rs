@@ -143,6 +143,7 @@ pub fn run_size(
         GemmError::Spec(spec.error("ptx", format!("cannot read {}: {e}", spec.ptx.display())))
     })?;
     let module = parse_module(&spec.ptx.display().to_string(), &src)?;
+    let cfg = &cfg.for_module(&module)?;
     let mut prog = Program::prepare(module)?;
     let entry = find_entry(spec, &prog)?;
     let mut global = GlobalMemory::default();

@@ -646,7 +646,7 @@ impl Reconvergence for ConvergenceBarrier {
         if self.exited == self.lanes {
             return Ok(Outcome::Completed);
         }
-        let mut barriers = 0u16;
+        let mut barriers = 0u32;
         for l in 0..self.status.len() {
             if let Status::Cta(b) = self.status[l] {
                 barriers |= 1 << b;
@@ -663,8 +663,12 @@ impl Reconvergence for ConvergenceBarrier {
     }
 
     fn barrier_released(&mut self, barid: usize) {
+        self.barrier_released_lanes(barid, Mask::MAX);
+    }
+
+    fn barrier_released_lanes(&mut self, barid: usize, lanes: Mask) {
         for l in 0..self.status.len() {
-            if self.status[l] == Status::Cta(barid as u8) {
+            if self.status[l] == Status::Cta(barid as u8) && lanes >> l & 1 == 1 {
                 self.set_status(l, Status::Ready);
             }
         }

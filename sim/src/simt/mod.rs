@@ -93,6 +93,11 @@ pub enum Flow {
     CollectiveWait { members: Mask, key: u64 },
 }
 
+/// The barrier id under which independently scheduled lanes wait at `barrier.cluster.wait`
+/// (`Flow::BarrierWait`): one past the 16 named CTA barriers, so that a waiting group parks
+/// like one at `bar.sync` while the other groups of its warp run on.
+pub const CLUSTER_BARRIER: usize = 16;
+
 /// What the warp does after a flow step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -103,7 +108,7 @@ pub enum Outcome {
     /// (independent thread scheduling: the other lanes wait inside the warp).
     Blocked {
         popped_frame_depth: Option<u32>,
-        barriers: u16,
+        barriers: u32,
     },
     /// Every lane has exited and the stack is empty.
     Completed,
@@ -158,6 +163,11 @@ pub trait Reconvergence: Send {
     }
     /// The SM released CTA barrier `barid`: lanes of this warp waiting there may run again.
     fn barrier_released(&mut self, _barid: usize) {}
+    /// Only `lanes` of those waiting at `barid` may run again (the cluster barrier releases
+    /// each waiting group for the phase it waited on).
+    fn barrier_released_lanes(&mut self, barid: usize, _lanes: Mask) {
+        self.barrier_released(barid)
+    }
     /// The current group's lanes sit at more than one pc: a released `.sync` collective whose
     /// members waited at matching instructions (`Flow::CollectiveWait`). The executor takes
     /// each lane's operands from the instruction at its own `lane_pc`; `pc()` is one of them.

@@ -424,7 +424,25 @@ pub struct RunStats {
     pub totals: Counters,
     pub wall_seconds: f64,
     pub warp_instructions_per_second: f64,
+    /// The machine the run simulated, as decided for its module.
+    pub machine: Machine,
     pub kernels: Vec<KernelStats>,
+}
+
+/// What ran the kernels: the config, its generation, the module's target, and the
+/// reconvergence policy actually used (`sm.reconvergence: auto` decided per module).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Machine {
+    /// The config's `name`.
+    pub config: String,
+    /// `sm.arch`.
+    pub arch: String,
+    /// The module's `.target`.
+    pub target: String,
+    /// The policy the warps ran.
+    pub reconvergence: String,
+    /// `auto` when the config left the choice to the module's target, else the policy again.
+    pub reconvergence_setting: String,
 }
 
 impl RunStats {
@@ -445,6 +463,7 @@ impl RunStats {
             },
             totals,
             wall_seconds: wall,
+            machine: Machine::default(),
             kernels,
         }
     }

@@ -206,7 +206,7 @@ impl<'a> ExecEnv<'a> {
             data,
             swizzle,
             mbar: Some(bar),
-            ..Landing::control(back + self.tma.latency as u64)
+            ..Landing::control(back + self.tma().latency as u64)
         };
         for r in ranks {
             let copy = l.clone();
@@ -459,7 +459,7 @@ impl<'a> ExecEnv<'a> {
     /// last), and it is busy until then.
     fn engine_slots(&mut self, n: u64) -> (u64, u64) {
         let start = self.cycle.max(self.mem.sm.tma_free);
-        let end = start + n.div_ceil(self.tma.bytes_per_cycle as u64).max(1);
+        let end = start + n.div_ceil(self.tma().bytes_per_cycle as u64).max(1);
         self.mem.sm.tma_free = end;
         (start, end)
     }
@@ -519,7 +519,7 @@ impl<'a> ExecEnv<'a> {
 
     /// The cycle the engine issues its `k`-th line request of a copy starting at `start`.
     fn engine_slot(&self, start: u64, k: usize) -> u64 {
-        start + (k as u64 * self.mem.sm.l1.line_bytes()) / self.tma.bytes_per_cycle as u64
+        start + (k as u64 * self.mem.sm.l1.line_bytes()) / self.tma().bytes_per_cycle as u64
     }
 
     /// Read `runs` through the engine into `out` (offsets of the runs); returns the cycle the

@@ -54,7 +54,7 @@ impl<'a> ExecEnv<'a> {
                     counts.resize(ws, 0);
                     if *wait {
                         let phases = lanes(exec).map(|l| counts[l]).max().unwrap_or(0);
-                        w.hopper.cluster_ops.push(ClusterOp::Wait(phases));
+                        w.hopper.cluster_ops.push(ClusterOp::Wait(phases, exec));
                     } else {
                         for l in lanes(exec) {
                             counts[l] += 1;
@@ -73,7 +73,7 @@ impl<'a> ExecEnv<'a> {
     /// One way of a distributed-shared-memory access (`sm.cluster.dsmem_latency` is the
     /// round trip of a load, as measured).
     pub(super) fn dsmem_one_way(&self) -> u64 {
-        (self.cluster.dsmem_latency as u64).div_ceil(2).max(1)
+        (self.cluster().dsmem_latency as u64).div_ceil(2).max(1)
     }
 
     /// Whether this `ld`/`st` reaches a peer CTA (some executing lane's shared address

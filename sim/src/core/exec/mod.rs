@@ -66,10 +66,10 @@ pub struct ExecEnv<'a> {
     pub wgmma_log: &'a mut super::wgmma_state::WarpgroupLog,
     /// Timing-only run: `mma` and `wgmma` leave D unchanged (`RunOptions::skip_tensor_math`).
     pub skip_tensor_math: bool,
-    /// The SM's TMA engine (`exec::bulk`).
-    pub tma: crate::config::TmaConfig,
-    /// Distributed shared memory (`exec::cluster`).
-    pub cluster: crate::config::ClusterConfig,
+    /// The SM's TMA engine (`exec::bulk`), if the config has one.
+    pub tma: Option<crate::config::TmaConfig>,
+    /// Distributed shared memory (`exec::cluster`), if the config has clusters.
+    pub cluster: Option<crate::config::ClusterConfig>,
 }
 
 /// The memory hierarchy as one SM's instruction sees it (`mem::hierarchy`).
@@ -158,6 +158,19 @@ fn sign_extend(v: u64, from_bits: u32) -> u64 {
 }
 
 impl<'a> ExecEnv<'a> {
+    /// The TMA engine. `core::run_launch` refuses a program with TMA instructions on a config
+    /// without one (`Config::missing_unit`), so an executing TMA instruction finds it.
+    fn tma(&self) -> crate::config::TmaConfig {
+        self.tma
+            .expect("run_launch refuses TMA instructions on a config without sm.tma")
+    }
+
+    /// Distributed shared memory; present whenever a cluster instruction runs (as `tma`).
+    fn cluster(&self) -> crate::config::ClusterConfig {
+        self.cluster
+            .expect("run_launch refuses cluster instructions on a config without sm.cluster")
+    }
+
     fn fault(&self, w: &Warp, inst: &Inst, lane: usize, kind: FaultKind, what: String) -> Fault {
         let t = w.tid[lane];
         let f = self.prog.module.function(w.func());
@@ -377,7 +390,15 @@ impl<'a> ExecEnv<'a> {
             | Op::FenceProxyAsync { .. }
             | Op::ElectSync { .. }
             | Op::Setmaxnreg { .. } => self.exec_mbarrier(w, inst, exec)?,
-            Op::BarrierCluster { .. } | Op::Mapa { .. } => self.exec_cluster(w, inst, exec)?,
+            Op::BarrierCluster { wait } => {
+                self.exec_cluster(w, inst, exec)?;
+                // Independent thread scheduling: only the waiting group parks (like bar.sync);
+                // the other groups of its warp run on, and may still have to arrive.
+                if *wait && exec != 0 && w.simt.independent_threads() {
+                    out.flow = Flow::BarrierWait(crate::simt::CLUSTER_BARRIER);
+                }
+            }
+            Op::Mapa { .. } => self.exec_cluster(w, inst, exec)?,
             Op::CpAsyncBulk { .. }
             | Op::CpAsyncBulkTensor { .. }
             | Op::CpAsyncBulkCommit

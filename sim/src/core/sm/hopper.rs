@@ -8,7 +8,7 @@ use crate::core::cluster::{ClusterLink, Outgoing};
 use crate::core::cta::Cta;
 use crate::core::landing::Landing;
 use crate::core::program::Program;
-use crate::core::warp::Warp;
+use crate::core::warp::{Warp, WarpState};
 use gpusim_isa::semantics::mbarrier as mb;
 use gpusim_isa::semantics::swizzle;
 
@@ -138,15 +138,19 @@ impl Sm {
                     threads,
                     at: h.remote_done,
                 },
-                ClusterOp::Wait(phases) => {
-                    // Suspended until the GPU releases it (`release_cluster_wait`).
-                    w.fetch_ready = u64::MAX;
-                    w.fetch_reason = crate::stats::Stall::Barrier;
+                ClusterOp::Wait(phases, lanes) => {
+                    // Suspended until the GPU releases it (`release_cluster_wait`); under
+                    // independent thread scheduling the policy parked only the waiting lanes.
+                    if !w.simt.independent_threads() {
+                        w.fetch_ready = u64::MAX;
+                        w.fetch_reason = crate::stats::Stall::Barrier;
+                    }
                     Outgoing::ClusterWait {
                         cluster: link.id,
                         sm: self.id,
                         slot,
                         phases,
+                        lanes,
                     }
                 }
             });
@@ -197,10 +201,23 @@ impl Sm {
         }
     }
 
-    /// The cluster barrier a warp waited on has completed: it may issue from `cycle`.
-    pub fn release_cluster_wait(&mut self, slot: usize, cycle: u64) {
-        if let Some(w) = self.warps[slot].as_mut() {
+    /// The cluster barrier phase that `lanes` of a warp waited on has completed: they may
+    /// issue from `cycle`.
+    pub fn release_cluster_wait(&mut self, slot: usize, cycle: u64, lanes: u64, prog: &Program) {
+        let Some(w) = self.warps[slot].as_mut() else {
+            return;
+        };
+        if !w.simt.independent_threads() {
             w.fetch_ready = cycle;
+            return;
+        }
+        w.simt
+            .barrier_released_lanes(crate::simt::CLUSTER_BARRIER, lanes);
+        w.refresh_ready(prog);
+        if let WarpState::Barrier(_) = w.state {
+            // The whole warp waited: it resumes when the phase's writes are visible.
+            w.state = WarpState::Active;
+            w.fetch_ready = w.fetch_ready.max(cycle);
         }
     }
 
