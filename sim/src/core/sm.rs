@@ -456,19 +456,19 @@ impl Sm {
             }
         };
 
-        let deps = &sh.prog.funcs[f.0 as usize].deps[pc];
+        let deps = &sh.prog.funcs[f.0 as usize].deps;
         if w.simt.split_issue() {
             // A released `.sync` collective: each lane wrote the destinations of the matching
             // instruction at its own pc.
             let active = w.simt.active_mask();
             for l in (0..w.warp_size as usize).filter(|l| active >> l & 1 == 1) {
                 let at = w.simt.lane_pc(l) as usize;
-                let writes = sh.prog.funcs[f.0 as usize].deps[at].writes();
+                let writes = deps.writes(at);
                 w.set_ready(writes, cycle + lat.max(1), class.is_long());
             }
         } else if !matches!(ex.flow, Flow::CollectiveWait { .. }) {
             // (A collective that waits for its members writes nothing yet.)
-            w.set_ready(deps.writes(), cycle + lat.max(1), class.is_long());
+            w.set_ready(deps.writes(pc), cycle + lat.max(1), class.is_long());
         }
         w.instructions += 1;
         ctx.stats.warp_instructions += 1;

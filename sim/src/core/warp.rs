@@ -168,7 +168,7 @@ impl Warp {
         let f = self.func().0 as usize;
         let pc = self.pc() as usize;
         (self.next_ready, self.wait_long) = match prog.funcs[f].deps.get(pc) {
-            Some(d) => self.regs_ready_at(d.reads(), d.writes()),
+            Some((reads, writes)) => self.regs_ready_at(reads, writes),
             // Past the end of the body: issue reports the fault.
             None => (0, false),
         };

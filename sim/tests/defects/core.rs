@@ -1,2 +1,299 @@
 //! Issue 11 regressions: the machine (scoreboard dependences, scheduler choices, fault
 //! reports, outputs written up to a fault).
+
+use crate::common::{config_path, root, temp_dir};
+use gpusim::core::deps::deps_of;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+// ---------------------------------------------------------------------------------------------
+// Item 4: the scoreboard keeps every register an instruction names.
+
+/// The registers and declarations every scoreboard kernel shares: `%rd1` is the global
+/// buffer (16 KiB), `%r20` a 32-bit and `%rd2` a 64-bit shared address, `%rd3`/`%rd4` wgmma
+/// descriptors of the (zeroed) 1024-byte aligned shared tile.
+const PRELUDE: &str = "
+    .reg .b32 %r<40>;
+    .reg .f32 %f<140>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<2>;
+    .shared .align 1024 .b8 smem[40960];
+    ld.param.u64 %rd0, [buf];
+    cvta.to.global.u64 %rd1, %rd0;
+    mov.u32 %r20, smem;
+    mov.u64 %rd2, smem;
+    shr.u64 %rd5, %rd2, 4;
+    and.b64 %rd5, %rd5, 16383;
+    or.b64 %rd3, %rd5, 4611686293305360384;
+    add.u64 %rd4, %rd3, 512;
+";
+
+/// A many-operand instruction, the first and the last register it writes or reads, and the
+/// PTX type to move such a register with.
+struct Case {
+    name: &'static str,
+    target: &'static str,
+    threads: u32,
+    /// Functions the instruction calls.
+    funcs: &'static str,
+    inst: &'static str,
+    first: &'static str,
+    last: &'static str,
+    ty: &'static str,
+    /// The instruction writes `first`..`last` (else it reads them).
+    writes: bool,
+}
+
+fn regs(prefix: &str, from: u32, to: u32) -> String {
+    let v: Vec<String> = (from..=to).map(|i| format!("%{prefix}{i}")).collect();
+    format!("{{{}}}", v.join(", "))
+}
+
+fn cases() -> Vec<Case> {
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let wmma_mma = leak(format!(
+        "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {}, {}, {}, {};",
+        regs("f", 0, 7),
+        regs("r", 0, 7),
+        regs("r", 8, 15),
+        regs("f", 8, 15)
+    ));
+    let m884 = leak(format!(
+        "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {}, {{%r0, %r1}}, {{%r2, %r3}}, {};",
+        regs("f", 0, 7),
+        regs("f", 8, 15)
+    ));
+    let m16816 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};";
+    let wgmma_ss = leak(format!(
+        "wgmma.fence.sync.aligned;\n    wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {}, %rd3, %rd4, %p1, 1, 1, 0, 0;",
+        regs("f", 0, 127)
+    ));
+    let wgmma_rs = leak(format!(
+        "wgmma.fence.sync.aligned;\n    wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {}, {{%r0, %r1, %r2, %r3}}, %rd4, %p1, 1, 1, 0;",
+        regs("f", 0, 127)
+    ));
+    let params: Vec<String> = (0..14).map(|i| format!(".param .b32 a{i}")).collect();
+    let callee = leak(format!(
+        ".func g({})\n{{\n    ret;\n}}\n",
+        params.join(", ")
+    ));
+    let args: Vec<String> = (0..14).map(|i| format!("%r{i}")).collect();
+    let call = leak(format!("call g, ({});", args.join(", ")));
+    let w = |name, target, threads, inst, first, last, ty| Case {
+        name,
+        target,
+        threads,
+        funcs: "",
+        inst,
+        first,
+        last,
+        ty,
+        writes: true,
+    };
+    let r = |name, target, threads, inst, first, last, ty| Case {
+        writes: false,
+        ..w(name, target, threads, inst, first, last, ty)
+    };
+    vec![
+        w("wmma.load.a", "sm_80", 32, "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [%rd1];", "%r0", "%r7", "b32"),
+        w("wmma.load.b", "sm_80", 32, "wmma.load.b.sync.aligned.col.m16n16k16.global.f16 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [%rd1];", "%r0", "%r7", "b32"),
+        w("wmma.load.c", "sm_80", 32, "wmma.load.c.sync.aligned.row.m16n16k16.global.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, [%rd1];", "%f0", "%f7", "f32"),
+        w("wmma.load.c shared", "sm_80", 32, "wmma.load.c.sync.aligned.row.m16n16k16.shared.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, [%r20];", "%f0", "%f7", "f32"),
+        r("wmma.store.d", "sm_80", 32, "wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd1+4096], {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};", "%f0", "%f7", "f32"),
+        w("wmma.mma (d)", "sm_80", 32, wmma_mma, "%f0", "%f7", "f32"),
+        r("wmma.mma (a, b, c)", "sm_80", 32, wmma_mma, "%r0", "%f15", "f32"),
+        w("mma.m16n8k16 (d)", "sm_80", 32, m16816, "%f0", "%f3", "f32"),
+        r("mma.m16n8k16 (a, b, c)", "sm_80", 32, m16816, "%r0", "%f7", "f32"),
+        w("mma.m8n8k4 (d)", "sm_80", 32, m884, "%f0", "%f7", "f32"),
+        r("mma.m8n8k4 (a, b, c)", "sm_80", 32, m884, "%r0", "%f15", "f32"),
+        w("ld.v4", "sm_80", 32, "ld.global.v4.u32 {%r0, %r1, %r2, %r3}, [%rd1];", "%r0", "%r3", "b32"),
+        r("st.v4", "sm_80", 32, "st.global.v4.u32 [%rd1+4096], {%r0, %r1, %r2, %r3};", "%r0", "%r3", "b32"),
+        w("ld.shared.v4.f32", "sm_80", 32, "ld.shared.v4.f32 {%f0, %f1, %f2, %f3}, [%r20];", "%f0", "%f3", "f32"),
+        w("ldmatrix.x4", "sm_80", 32, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r0, %r1, %r2, %r3}, [%r20];", "%r0", "%r3", "b32"),
+        r("stmatrix.x4", "sm_90a", 32, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r20], {%r0, %r1, %r2, %r3};", "%r0", "%r3", "b32"),
+        w("wgmma m64n256k16 (d)", "sm_90a", 128, wgmma_ss, "%f0", "%f127", "f32"),
+        r("wgmma m64n256k16 (a registers)", "sm_90a", 128, wgmma_rs, "%r0", "%r3", "b32"),
+        Case {
+            funcs: callee,
+            ..r("call with 14 arguments", "sm_80", 32, call, "%r0", "%r13", "b32")
+        },
+    ]
+}
+
+/// Which register the kernel's dependent instruction names.
+#[derive(Clone, Copy)]
+enum Probe {
+    First,
+    Last,
+    /// A register the instruction does not name.
+    Unrelated,
+}
+
+/// The kernel of `c`: for a writing instruction, the instruction and then a store of the
+/// probed register; for a reading one, a global load into the probed register and then the
+/// instruction.
+fn scoreboard_kernel(c: &Case, probe: Probe) -> String {
+    let unrelated = if c.ty == "f32" { "%f139" } else { "%r39" };
+    let reg = match probe {
+        Probe::First => c.first,
+        Probe::Last => c.last,
+        Probe::Unrelated => unrelated,
+    };
+    let (before, after) = if c.writes {
+        (
+            String::new(),
+            format!("st.global.{} [%rd1+12288], {reg};", c.ty),
+        )
+    } else {
+        (
+            format!("ld.global.{} {reg}, [%rd1+8192];", c.ty),
+            String::new(),
+        )
+    };
+    format!(
+        ".version 8.0\n.target {}\n.address_size 64\n{}\n.visible .entry k(.param .u64 buf)\n{{{PRELUDE}    {before}\n    {}\n    {after}\n    ret;\n}}\n",
+        c.target, c.funcs, c.inst
+    )
+}
+
+/// Cycles of the one-CTA launch of `ptx` on the H100 config.
+fn cycles_of(dir: &Path, tag: &str, ptx: &str, threads: u32) -> u64 {
+    std::fs::write(dir.join(format!("{tag}.ptx")), ptx).unwrap();
+    let m = dir.join(format!("{tag}.yaml"));
+    std::fs::write(
+        &m,
+        format!(
+            "kernel: {tag}.ptx\nlaunches:\n  - entry: k\n    grid: [1, 1, 1]\n    block: [{threads}, 1, 1]\n    args: [buf]\nbuffers:\n  buf: {{ dtype: f32, shape: [4096], init: {{ fill: 0.5 }} }}\n"
+        ),
+    )
+    .unwrap();
+    let out = gpusim::run_manifest(&m, Some(&config_path("hopper-h100")), &[])
+        .unwrap_or_else(|e| panic!("{tag}: {e}\n{ptx}"));
+    out.stats.totals.cycles
+}
+
+/// Issue 11 item 4: `wmma.load.c` with 8 destinations followed by a store of the 8th did not
+/// wait (the scoreboard kept 12 reads and 4 writes). For every instruction with many
+/// operands, a dependence on its last register costs as much as one on its first, and more
+/// than none.
+#[test]
+fn the_scoreboard_waits_on_the_last_register_of_every_many_operand_instruction() {
+    let dir = temp_dir("defects-scoreboard");
+    for (i, c) in cases().iter().enumerate() {
+        let [first, last, none] = [Probe::First, Probe::Last, Probe::Unrelated].map(|p| {
+            let tag = format!("k{i}_{}", p as u8);
+            cycles_of(&dir, &tag, &scoreboard_kernel(c, p), c.threads)
+        });
+        assert_eq!(
+            last, first,
+            "{}: a dependence on {} costs {last} cycles, on {} {first}",
+            c.name, c.last, c.first
+        );
+        assert!(
+            first > none,
+            "{}: the dependence on {} ({first} cycles) costs nothing over none ({none})",
+            c.name,
+            c.first
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The registers named in an instruction's PTX text (`%name` tokens that are registers of
+/// the function), found independently of `deps_of`. Names, not ids: registers of nested
+/// scopes may share a name.
+fn named_registers(f: &gpusim_isa::Function, text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+    while i < bytes.len() {
+        if bytes[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        let end = (i + 1..bytes.len())
+            .find(|&j| !is_name(bytes[j]))
+            .unwrap_or(bytes.len());
+        let name = &text[i..end];
+        if f.regs.iter().any(|r| r.name == name) {
+            out.insert(name.to_string());
+        }
+        i = end;
+    }
+    out
+}
+
+/// Every `.ptx` file under `dir`, recursively.
+fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            ptx_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "ptx") {
+            out.push(p);
+        }
+    }
+}
+
+/// `deps_of` lists every register an instruction names (its PTX text; the sink `_` holds
+/// nothing to wait for), except the accumulators of `wgmma.mma_async`, whose ready time `wgmma_state` sets at completion: over
+/// every kernel in `traces/` and the scoreboard cases above.
+#[test]
+fn deps_of_lists_every_register_an_instruction_names() {
+    let mut sources: Vec<(String, String)> = cases()
+        .iter()
+        .map(|c| (c.name.to_string(), scoreboard_kernel(c, Probe::Last)))
+        .collect();
+    let mut files = Vec::new();
+    ptx_files(&root().join("traces"), &mut files);
+    files.sort();
+    for p in files {
+        sources.push((
+            p.display().to_string(),
+            std::fs::read_to_string(&p).unwrap(),
+        ));
+    }
+    let (mut checked, mut widest) = (0usize, 0usize);
+    for (name, src) in &sources {
+        // Some traces are deliberately malformed; they have nothing to schedule.
+        let Ok(m) = gpusim_isa::parse_module(name, src) else {
+            continue;
+        };
+        for f in &m.functions {
+            for inst in &f.body {
+                let text = gpusim_isa::print::inst_to_ptx(&m, f, inst);
+                let mut scored = if let gpusim_isa::Op::Wgmma(_) = &inst.op {
+                    named_registers(f, &text[text.find('}').expect("accumulators")..])
+                } else {
+                    named_registers(f, &text)
+                };
+                // The carry flag is named by the `.cc` modifiers and `addc`/`subc`/`madc`.
+                if let gpusim_isa::Op::Carry {
+                    cc, cc_in, cc_out, ..
+                } = &inst.op
+                {
+                    if *cc_in || *cc_out {
+                        scored.insert(f.regs[cc.0 as usize].name.clone());
+                    }
+                }
+                let d = deps_of(inst);
+                let listed: BTreeSet<String> = d
+                    .reads
+                    .iter()
+                    .chain(&d.writes)
+                    .map(|&r| f.regs[r as usize].name.clone())
+                    .filter(|n| n != "_")
+                    .collect();
+                assert_eq!(listed, scored, "{name}: `{text}`");
+                widest = widest.max(d.reads.len() + d.writes.len());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 10_000, "only {checked} instructions checked");
+    assert!(
+        widest >= 32,
+        "the widest instruction names {widest} registers"
+    );
+}
