@@ -7,7 +7,7 @@ use super::exec::{ExecEnv, Executed, MemSummary};
 use super::fault::{Fault, FaultKind};
 use super::program::Program;
 use super::program::Unit;
-use super::sched::Candidate;
+use super::sched::{checked_pick, not_selected, Candidate};
 use super::subpart::SubPartition;
 use super::warp::{Warp, WarpState};
 use crate::config::{BarrierDivergence, Config};
@@ -216,11 +216,11 @@ impl Sm {
                     }
                 }
             }
-            let Some(slot) = self.parts[s].sched.pick(&self.cands) else {
+            let Some(slot) = checked_pick(self.parts[s].sched.as_mut(), &self.cands) else {
                 continue;
             };
-            let not_selected = self.cands.iter().filter(|c| c.ready).count() as u64 - 1;
-            self.stats.stall(Stall::NotSelected, not_selected);
+            self.stats
+                .stall(Stall::NotSelected, not_selected(&self.cands));
             self.stats.stall(Stall::Issued, 1);
             let first = self.issue(slot, s, cycle, sh, global, l2, epoch, &mut res)?;
             res.issued += 1;
