@@ -95,3 +95,49 @@ fn inner_scope_shadows_and_labels_are_scoped() {
     assert_eq!(d.0, 2, "inner r is the third register");
     assert!(matches!(f.body[3].op, Op::Bra { target: 4, .. }));
 }
+
+/// Issue 11 item 8: sizes wrapped in 32 bits (`.shared .b8 s[4294967296]` became an empty
+/// array). Element counts, alignments, parameters and frames that do not fit are errors at
+/// the declaration, with the size.
+#[test]
+fn oversized_declarations_are_errors_not_wrapped_sizes() {
+    let module = |decl: &str| {
+        format!(
+            ".version 7.0\n.target sm_52\n.address_size 64\n.entry k()\n{{\n  {decl}\n  ret;\n}}\n"
+        )
+    };
+    let cases = [
+        (
+            ".shared .align 4 .b8 big[4294967296];",
+            "an array of 4294967296 elements is too large",
+        ),
+        (
+            ".global .b8 g[65536][65536];",
+            "an array of 4294967296 elements is too large",
+        ),
+        (
+            ".shared .v4 .b32 s[1073741824];",
+            "an array of 4294967296 elements is too large",
+        ),
+        (
+            ".shared .align 3 .b8 s[4];",
+            "alignment 3 is not a power of two",
+        ),
+        (
+            ".local .align 8589934592 .b8 s[4];",
+            "alignment 8589934592 is not a power of two",
+        ),
+        (".local .b64 l[600000000];", "a frame holds at most 4 GiB"),
+    ];
+    for (decl, want) in cases {
+        let e = parse_module("big.ptx", &module(decl)).unwrap_err();
+        assert_eq!(e.line, 6, "{decl}: {e}");
+        assert!(e.message.contains(want), "{decl}: {e}");
+    }
+    let param = ".version 7.0\n.target sm_52\n.address_size 64\n.entry k(.param .b64 p[600000000])\n{\n  ret;\n}\n";
+    let e = parse_module("big.ptx", param).unwrap_err();
+    assert!(e.message.contains("larger than 4 GiB"), "{e}");
+    // The largest count that fits is still accepted (a size in bytes beyond 4 GiB is the
+    // simulator's business: it does not fit an SM).
+    parse_module("big.ptx", &module(".shared .b32 s[1073741824];")).unwrap();
+}

@@ -124,6 +124,7 @@ pub fn run_manifest_with(
     })?;
     let module = parse_module(&kernel_path.display().to_string(), &src)?;
     let mut prog = Program::prepare(module)?;
+    crate::core::gpu::check_static_shared(&prog, &cfg)?;
     let mut global = GlobalMemory::default();
     let gseg = prog.segment_init(gpusim_isa::Space::Global);
     let gbase = global.alloc("(module .global data)", &gseg);

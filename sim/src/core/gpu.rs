@@ -59,11 +59,15 @@ pub fn run_launch(
     let regs = regs_per_thread(prog, cfg, spec.entry)
         .saturating_mul(n_warps)
         .saturating_mul(ws);
-    let static_shared = prog.module.shared_bytes as u32;
-    let shared = static_shared.saturating_add(spec.dynamic_shared);
+    // In u64: a static segment of 4 GiB or more must not wrap to a small one. It fits u32
+    // once `check_fits` has compared it with `sm.shared_bytes`.
+    let shared_needed = prog.module.shared_bytes + u64::from(spec.dynamic_shared);
     let cluster =
         super::cluster::cluster_shape(spec.grid, spec.cluster, entry.req_cluster, cfg.sm.count)
             .map_err(|e| Fault::new(FaultKind::Launch, format!("kernel `{}`: {e}", entry.name)))?;
+    check_fits(cfg, &entry.name, threads, n_warps, regs, shared_needed)?;
+    let shared = shared_needed as u32;
+    let static_shared = prog.module.shared_bytes as u32;
     let geom = LaunchGeom {
         grid: spec.grid,
         block: spec.block,
@@ -74,7 +78,6 @@ pub fn run_launch(
         explicit_cluster: spec.cluster.is_some() || entry.req_cluster.is_some(),
     };
     let cluster_ctas: u32 = cluster.iter().product();
-    check_fits(cfg, &geom, threads, n_warps, regs, shared)?;
     let interest = spec
         .record_async
         .then(|| gpusim_models::async_sync::Interest::new(&prog.module));
@@ -289,11 +292,11 @@ fn sm_scope(cfg: &Config) -> crate::stats::Scope {
 
 fn check_fits(
     cfg: &Config,
-    geom: &LaunchGeom,
+    kernel: &str,
     threads: u32,
     n_warps: u32,
     regs: u32,
-    shared: u32,
+    shared: u64,
 ) -> Result<(), Fault> {
     let sm = &cfg.sm;
     // On an empty SM the CTA's warps spread round robin over the sub-partitions, whose
@@ -309,7 +312,7 @@ fn check_fits(
             "{regs} registers ({per_part} in one sub-partition); an SM has {} in {parts} sub-partition register files (sm.registers)",
             sm.registers
         ))
-    } else if shared > sm.shared_bytes {
+    } else if shared > u64::from(sm.shared_bytes) {
         Some(format!(
             "{shared} bytes of shared memory; an SM has {} (sm.shared_bytes)",
             sm.shared_bytes
@@ -320,10 +323,50 @@ fn check_fits(
     match problem {
         Some(p) => Err(Fault::new(
             FaultKind::Launch,
-            format!("a CTA of kernel `{}` needs {p}", geom.kernel),
+            format!("a CTA of kernel `{kernel}` needs {p}"),
         )),
         None => Ok(()),
     }
+}
+
+/// The module's static `.shared` variables must fit an SM's shared memory (`sm.shared_bytes`):
+/// every CTA of every kernel of the module holds them, so one that cannot fit is bad input
+/// (exit 2, at its declaration), not a fault of a running kernel.
+pub fn check_static_shared(prog: &Program, cfg: &Config) -> Result<(), gpusim_isa::PtxError> {
+    let limit = u64::from(cfg.sm.shared_bytes);
+    let m = &prog.module;
+    if m.shared_bytes <= limit {
+        return Ok(());
+    }
+    let over = m
+        .symbols
+        .iter()
+        .filter(|s| s.space == gpusim_isa::Space::Shared && !s.is_extern)
+        .filter(|s| s.offset + s.size() > limit)
+        .min_by_key(|s| s.offset);
+    let (line, col, what) = match over {
+        Some(s) => (
+            s.span.line,
+            s.span.col,
+            format!(
+                "`.shared` variable `{}` ({} bytes at offset {})",
+                s.name,
+                s.size(),
+                s.offset
+            ),
+        ),
+        None => (0, 0, "the module's `.shared` variables".to_string()),
+    };
+    Err(gpusim_isa::PtxError {
+        file: m.file.clone(),
+        line,
+        col,
+        text: String::new(),
+        message: format!(
+            "{what} does not fit in shared memory: the module's static shared data takes {} bytes, an SM has {limit} (sm.shared_bytes)",
+            m.shared_bytes
+        ),
+    })
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -140,7 +140,9 @@ impl Warp {
     ) {
         let top = self.frame();
         let reg_base = top.reg_base + caller_regs;
-        let local_base = top.local_base + caller_frame_bytes;
+        // Saturating: a frame past 4 GiB lies beyond `sm.local_bytes_per_thread`, where every
+        // access faults, instead of wrapping onto the caller's frame.
+        let local_base = top.local_base.saturating_add(caller_frame_bytes);
         let need = (reg_base + n_regs) as usize;
         if self.ready.len() < need {
             self.ready.resize(need, 0);

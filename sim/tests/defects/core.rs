@@ -297,3 +297,80 @@ fn deps_of_lists_every_register_an_instruction_names() {
         "the widest instruction names {widest} registers"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 8: fault reports that say what happened.
+
+/// Write `ptx` and a one-launch manifest for its entry `k` (one `out` buffer of 64 u32, the
+/// manifest's extra lines appended) into `dir`; returns the manifest.
+fn kernel_case(dir: &Path, tag: &str, ptx: &str, block: u32, extra: &str) -> PathBuf {
+    std::fs::write(dir.join(format!("{tag}.ptx")), ptx).unwrap();
+    let m = dir.join(format!("{tag}.yaml"));
+    std::fs::write(
+        &m,
+        format!(
+            "kernel: {tag}.ptx\nlaunches:\n  - entry: k\n    grid: [1, 1, 1]\n    block: [{block}, 1, 1]\n    args: [out]\nbuffers:\n  out: {{ dtype: u32, shape: [64], init: zeros }}\n{extra}"
+        ),
+    )
+    .unwrap();
+    m
+}
+
+/// A kernel `k(out)` with `body` after the usual prologue (`%rd1` = out, `%r0` = tid.x).
+fn ptx_kernel(decls: &str, body: &str) -> String {
+    format!(
+        ".version 7.0\n.target sm_52\n.address_size 64\n.visible .entry k(.param .u64 out)\n{{\n    .reg .b32 %r<8>;\n    .reg .b64 %rd<4>;\n    .reg .pred %p<4>;\n{decls}\n    ld.param.u64 %rd0, [out];\n    cvta.to.global.u64 %rd1, %rd0;\n    mov.u32 %r0, %tid.x;\n{body}\n    ret;\n}}\n"
+    )
+}
+
+/// Issue 11 item 8: a 4 GiB `.shared` declaration wrapped to 0 bytes and faulted as an
+/// out-of-bounds store at 0x0. Now it is bad input (exit 2) naming the variable, its line
+/// and the limit.
+#[test]
+fn a_shared_declaration_beyond_the_sm_is_a_launch_error_naming_it() {
+    let dir = temp_dir("defects-shared-size");
+    let body = "    mov.u32 %r1, big;\n    st.shared.u32 [%r1], %r0;";
+    let m = kernel_case(
+        &dir,
+        "big",
+        &ptx_kernel("    .shared .align 4 .b32 big[1073741824];", body),
+        32,
+        "",
+    );
+    let e = match gpusim::run_manifest(&m, None, &[]) {
+        Err(e) => e,
+        Ok(_) => panic!("a 4 GiB shared array ran"),
+    };
+    assert_eq!(e.exit_code(), 2, "{e}");
+    let text = e.to_string();
+    for want in [
+        "big.ptx:9:",
+        "`big`",
+        "4294967296 bytes",
+        "49152",
+        "sm.shared_bytes",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    // One byte over the tiny GPU's 48 KiB is refused the same way; exactly 48 KiB runs.
+    let over = kernel_case(
+        &dir,
+        "over",
+        &ptx_kernel("    .shared .b8 big[49153];", body),
+        32,
+        "",
+    );
+    let e = gpusim::run_manifest(&over, None, &[])
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("49153 bytes"), "{e}");
+    let fits = kernel_case(
+        &dir,
+        "fits",
+        &ptx_kernel("    .shared .b8 big[49152];", body),
+        32,
+        "",
+    );
+    gpusim::run_manifest(&fits, None, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(dir);
+}
