@@ -141,3 +141,59 @@ fn oversized_declarations_are_errors_not_wrapped_sizes() {
     // simulator's business: it does not fit an SM).
     parse_module("big.ptx", &module(".shared .b32 s[1073741824];")).unwrap();
 }
+
+/// Issue 11 item 8: `bar.sync 16` was accepted and reported at run time as barrier divergence.
+/// As ptxas does, an immediate barrier number outside 0..15 and an immediate thread count
+/// that is not a multiple of the warp size (or zero for `bar.arrive`) are errors at the
+/// operand (PTX ISA `barrier`).
+#[test]
+fn immediate_barrier_operands_out_of_range_are_errors() {
+    let module = |inst: &str| {
+        format!(".version 7.0\n.target sm_52\n.address_size 64\n.entry k()\n{{\n  .reg .b32 %r<2>;\n  .reg .pred %p<2>;\n  {inst}\n  ret;\n}}\n")
+    };
+    let bad = [
+        (
+            "bar.sync 16;",
+            12,
+            "barrier number 16 is out of range 0..15",
+        ),
+        (
+            "barrier.sync.aligned 31, 64;",
+            24,
+            "barrier number 31 is out of range 0..15",
+        ),
+        (
+            "bar.red.popc.u32 %r1, 16, %p1;",
+            25,
+            "barrier number 16 is out of range 0..15",
+        ),
+        (
+            "bar.sync 1, 48;",
+            15,
+            "thread count 48 is not a multiple of the warp size (32)",
+        ),
+        (
+            "bar.arrive 1, 33;",
+            17,
+            "thread count 33 is not a multiple of the warp size (32)",
+        ),
+        (
+            "bar.arrive 1, 0;",
+            17,
+            "`bar.arrive` needs a non-zero thread count",
+        ),
+    ];
+    for (inst, col, want) in bad {
+        let e = parse_module("bar.ptx", &module(inst)).unwrap_err();
+        assert_eq!((e.line, e.col), (8, col), "{inst}: {e}");
+        assert!(e.message.contains(want), "{inst}: {e}");
+    }
+    for ok in [
+        "bar.sync 15;",
+        "bar.sync 1, 0;",
+        "bar.sync 1, 2048;",
+        "bar.sync %r1, %r1;",
+    ] {
+        parse_module("bar.ptx", &module(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+}

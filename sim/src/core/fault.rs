@@ -19,6 +19,10 @@ pub enum FaultKind {
     Launch,
     /// A configured memory program did what the formal model leaves undefined (⊥).
     MemoryProgram,
+    /// An operand's run-time value lies outside the range the PTX ISA allows (a barrier id
+    /// above 15, a barrier thread count that is not a multiple of the warp size or exceeds
+    /// the CTA).
+    InvalidOperand,
 }
 
 impl FaultKind {
@@ -34,6 +38,7 @@ impl FaultKind {
             FaultKind::Trap => "trap",
             FaultKind::Control => "control",
             FaultKind::Launch => "launch",
+            FaultKind::InvalidOperand => "invalid-operand",
         }
     }
 }
