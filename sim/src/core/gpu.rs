@@ -218,14 +218,15 @@ pub fn run_launch(
                 check_livelock(&sms, prog, epoch)?;
             }
             if cycle > cfg.watchdog_cycles {
+                let (details, waits) = warps_report(&sms, prog);
                 let mut f = Fault::new(
                     FaultKind::Watchdog,
                     format!(
-                        "kernel `{}` still running after {} cycles (watchdog_cycles)",
+                        "kernel `{}` still running after {} cycles (watchdog_cycles): {waits}",
                         geom.kernel, cfg.watchdog_cycles
                     ),
                 );
-                f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+                f.details = details;
                 return Err(f);
             }
             if issued > 0 || done_ctas == n_ctas {
@@ -237,8 +238,15 @@ pub fn run_launch(
                 Some(t) if t > cycle => cycle = t,
                 Some(_) => cycle += 1,
                 None => {
-                    let mut f = Fault::new(FaultKind::Deadlock, format!("no warp of kernel `{}` can ever proceed (cycle {cycle}): each waits on a barrier that cannot complete", geom.kernel));
-                    f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+                    let (details, waits) = warps_report(&sms, prog);
+                    let mut f = Fault::new(
+                        FaultKind::Deadlock,
+                        format!(
+                            "no warp of kernel `{}` can ever proceed (cycle {cycle}): {waits}",
+                            geom.kernel
+                        ),
+                    );
+                    f.details = details;
                     return Err(f);
                 }
             }
@@ -466,25 +474,70 @@ fn make_cta(
 }
 
 /// Every unfinished warp either spins without any memory change or waits on a barrier: the
-/// kernel can never finish (liveness violation of the token stack, Habermaier §6.5).
+/// kernel can never finish. The report says why the spinning warps cannot leave their loop:
+/// diverged lanes that wait for lanes which only proceed after them (the token stack's
+/// liveness violation, Habermaier §6.5), or a converged path that loops for ever.
 fn check_livelock(sms: &[Sm], prog: &Program, epoch: u64) -> Result<(), Fault> {
-    let mut any_spinning = false;
+    let (mut diverged, mut converged) = (0, 0);
     for w in sms.iter().flat_map(|s| s.warps.iter().flatten()) {
         match w.state {
             WarpState::Completed | WarpState::Barrier(_) => {}
-            WarpState::Active if w.live.is_spinning(epoch) => any_spinning = true,
+            WarpState::Active if w.live.is_spinning(epoch) => {
+                let live = w.valid & !w.simt.exited_mask();
+                if w.simt.active_mask() == live {
+                    converged += 1;
+                } else {
+                    diverged += 1;
+                }
+            }
             WarpState::Active => return Ok(()),
         }
     }
-    if !any_spinning {
+    if diverged + converged == 0 {
         return Ok(());
     }
+    let (details, waits) = warps_report(sms, prog);
+    let why = if diverged > 0 {
+        format!("in {diverged} of the spinning warps diverged lanes wait on the reconvergence state (token stack or equivalent) for lanes that can only proceed after them (Habermaier 2011 §6.5)")
+    } else {
+        "every spinning warp runs converged (all its live lanes active) around a loop that changes no register, reconvergence state or memory: an infinite loop".to_string()
+    };
     let mut f = Fault::new(
         FaultKind::Liveness,
-        "liveness violation: every unfinished warp repeats the same state with no memory change; diverged lanes wait on the token stack for lanes that can only proceed after them (Habermaier 2011 §6.5)",
+        format!("liveness violation: no unfinished warp can ever make progress ({waits}); {why}"),
     );
-    f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+    f.details = details;
     Err(f)
+}
+
+/// The unfinished warps of every SM for a fault's details (finished ones counted, the list
+/// and each long stack bounded), and what they wait for, grouped: "2 warps wait at CTA
+/// barriers that cannot complete; 1 warp spins ...".
+fn warps_report(sms: &[Sm], prog: &Program) -> (Vec<String>, String) {
+    let (mut lines, mut waits, mut finished) = (Vec::new(), Vec::new(), 0);
+    for sm in sms {
+        let (warps, done) = sm.report_warps(prog);
+        finished += done;
+        for (wait, line) in warps {
+            waits.push(wait);
+            lines.push(line);
+        }
+    }
+    waits.sort();
+    let mut groups: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < waits.len() {
+        let n = waits[i..].iter().take_while(|&&w| w == waits[i]).count();
+        groups.push(waits[i].phrase(n));
+        i += n;
+    }
+    if groups.is_empty() {
+        groups.push("no warp is unfinished".into());
+    }
+    (
+        super::fault::warp_details(lines, finished),
+        groups.join("; "),
+    )
 }
 
 /// Registers per thread of `entry`: gpusim's liveness estimate, capped as ptxas caps them for a

@@ -2,6 +2,7 @@
 //! per-cycle issue step. Each scheduler issues at most one instruction per cycle.
 
 mod hopper;
+mod report;
 use super::cta::{Arrival, Cta, Release};
 use super::exec::{ExecEnv, Executed, MemSummary};
 use super::fault::{Fault, FaultKind};
@@ -14,6 +15,7 @@ use crate::config::{BarrierDivergence, Config};
 use crate::simt::{Flow, Outcome, StepCtx};
 use crate::stats::{SmStats, Stall, WarpEvent};
 use gpusim_isa::{BarKind, Space};
+pub use report::Wait;
 use std::hash::Hasher;
 
 pub struct Sm {
@@ -570,7 +572,7 @@ impl Sm {
                         w.warp_in_cta, cta.ctaid, sh.prog.module.file, inst.span.line, sh.geom.kernel
                     ),
                 );
-                f.details = vec![w.simt.describe()];
+                f.details = vec![super::fault::summarise_state(&w.simt.describe())];
                 return Err(f);
             }
             Err(e) => {
@@ -733,54 +735,6 @@ impl Sm {
             n += 1;
         }
         n
-    }
-
-    /// One line per resident warp: where it is and what it waits on (for fault reports).
-    pub fn describe_warps(&self, prog: &Program) -> Vec<String> {
-        let mut out = Vec::new();
-        for (slot, w) in self.warps.iter().enumerate() {
-            let Some(w) = w else { continue };
-            let cta = self.ctas[w.cta]
-                .as_ref()
-                .map(|c| c.ctaid)
-                .unwrap_or_default();
-            let f = prog.module.function(w.func());
-            let line = f
-                .body
-                .get(w.pc() as usize)
-                .map(|i| i.span.line)
-                .unwrap_or(0);
-            let parked = self.ctas[w.cta].as_ref().and_then(|c| {
-                c.mbar_waiters
-                    .iter()
-                    .find(|x| x.slot == slot)
-                    .map(|x| (c, x))
-            });
-            let wait = match w.state {
-                WarpState::Active if parked.is_some() => {
-                    let (c, x) = parked.expect("checked");
-                    hopper::describe_park(c, &x.park)
-                }
-                WarpState::Active if w.fetch_ready == u64::MAX => {
-                    "waiting at barrier.cluster".to_string()
-                }
-                WarpState::Active if w.live.spinning => "spinning without progress".to_string(),
-                WarpState::Active => "ready or waiting on registers".to_string(),
-                WarpState::Barrier(b) => format!("waiting at barrier(s) {b:#x}"),
-                WarpState::Completed => "completed".to_string(),
-            };
-            out.push(format!(
-                "SM {} warp slot {slot} (CTA {:?} warp {}): {} at {}:{line} in `{}`; {}",
-                self.id,
-                cta,
-                w.warp_in_cta,
-                wait,
-                prog.module.file,
-                f.name,
-                w.simt.describe()
-            ));
-        }
-        out
     }
 }
 

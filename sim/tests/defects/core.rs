@@ -374,3 +374,121 @@ fn a_shared_declaration_beyond_the_sm_is_a_launch_error_naming_it() {
     gpusim::run_manifest(&fits, None, &[]).unwrap_or_else(|e| panic!("{e}"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The fault of a manifest run that must fault.
+fn fault_of(m: &Path, sets: &[(String, String)]) -> gpusim::core::Fault {
+    match gpusim::run_manifest(m, None, sets) {
+        Err(gpusim::RunError::Fault(f)) => f,
+        Err(e) => panic!("expected a fault, got {e}"),
+        Ok(_) => panic!("expected a fault, the kernel completed"),
+    }
+}
+
+/// Issue 11 item 8: a converged warp with an empty stack looping without changing anything
+/// was reported with the token stack's text ("diverged lanes wait on the token stack").
+#[test]
+fn a_converged_infinite_loop_is_reported_as_one() {
+    let dir = temp_dir("defects-infinite-loop");
+    let body = "L:\n    add.u32 %r2, %r0, 1;\n    bra.uni L;";
+    let m = kernel_case(&dir, "inf", &ptx_kernel("", body), 64, "");
+    let f = fault_of(&m, &[]);
+    assert_eq!(f.kind.name(), "liveness", "{f}");
+    assert!(f.message.contains("an infinite loop"), "{f}");
+    assert!(f.message.contains("2 warps spin"), "{f}");
+    assert!(!f.message.contains("diverged"), "{f}");
+    // The token-stack spin-lock keeps its own explanation.
+    let spin = root().join("traces/faults/spinlock_two_warps/spinlock_two_warps.yaml");
+    let out = gpusim::run_manifest(&spin, None, &[]).unwrap();
+    let f = out.expected_fault.expect("a liveness fault");
+    assert!(f.message.contains("diverged lanes wait"), "{f}");
+    assert!(!f.message.contains("infinite loop"), "{f}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 11 item 8: two warps stuck at `atom.shared` behind a `lock; lock` memory program
+/// were reported as "each waits on a barrier that cannot complete". The second `lock` waits
+/// for the operation itself: a memory-program fault naming the program and the `lock`.
+#[test]
+fn a_memory_program_that_locks_twice_is_named_not_a_barrier() {
+    let dir = temp_dir("defects-lock-lock");
+    let body =
+        "    mov.u32 %r1, cnt;\n    atom.shared.add.u32 %r2, [%r1], 1;\n    add.u32 %r3, %r2, 1;";
+    let m = kernel_case(
+        &dir,
+        "lock",
+        &ptx_kernel("    .shared .align 4 .b32 cnt;", body),
+        64,
+        "",
+    );
+    let program = "lock; lock; readMem; yield; atomOp; yield; writeMem; yield; unlock; yield; writeToRegs; yield; releaseRegs; end;";
+    let f = fault_of(
+        &m,
+        &[("memory_programs.atom_shared".into(), program.into())],
+    );
+    assert_eq!(f.kind.name(), "memory-program", "{f}");
+    for want in [
+        "memory_programs.atom_shared",
+        "`lock`",
+        "wait for itself",
+        "atom.shared.add.u32",
+    ] {
+        assert!(f.message.contains(want), "{want}: {f}");
+    }
+    assert!(!f.to_string().contains("barrier"), "{f}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 11 item 8: a watchdog report listed finished warps and could be a single 25 MB line
+/// (a call stack of 492k entries). Finished warps are counted, not listed; a deep stack keeps
+/// its ends and counts the rest; the report stays small.
+#[test]
+fn a_watchdog_report_omits_finished_warps_and_summarises_deep_stacks() {
+    let dir = temp_dir("defects-watchdog-report");
+    let ptx = ".version 7.0\n.target sm_52\n.address_size 64\n.func f()\n{\n    call f, ();\n    ret;\n}\n.visible .entry k(.param .u64 out)\n{\n    .reg .b32 %r<2>;\n    .reg .pred %p<2>;\n    mov.u32 %r0, %tid.x;\n    setp.lt.u32 %p1, %r0, 64;\n    @%p1 bra DONE;\n    call f, ();\nDONE:\n    ret;\n}\n";
+    let m = kernel_case(&dir, "rec", ptx, 128, "set:\n  watchdog_cycles: 200000\n");
+    let f = fault_of(&m, &[]);
+    assert_eq!(f.kind.name(), "watchdog", "{f}");
+    let text = f.to_string();
+    assert!(text.len() < 8_000, "{} bytes", text.len());
+    assert_eq!(f.details.len(), 3, "{text}");
+    assert!(
+        f.details[..2].iter().all(|d| d.contains(" in `f`")),
+        "{text}"
+    );
+    assert!(f.details[..2].iter().all(|d| d.len() < 1_000), "{text}");
+    assert!(
+        f.details[0].contains("entries") && f.details[0].contains("not shown"),
+        "{text}"
+    );
+    assert_eq!(
+        f.details[2],
+        "(2 finished warp(s) of resident CTAs not listed)"
+    );
+    assert!(!text.contains("completed"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 11 item 8: a deadlock's headline says what the warps wait for, and the finished
+/// warps of the CTA are counted instead of listed.
+#[test]
+fn a_deadlock_report_names_what_its_warps_wait_for() {
+    let m = root().join("traces/faults/deadlock_bar_count/deadlock_bar_count.yaml");
+    let out = gpusim::run_manifest(&m, None, &[]).unwrap();
+    let f = out.expected_fault.expect("a deadlock");
+    assert!(
+        f.message
+            .contains("2 warps wait at CTA barriers that cannot complete"),
+        "{f}"
+    );
+    assert_eq!(f.details.len(), 3, "{f}");
+    assert!(
+        f.details[..2]
+            .iter()
+            .all(|d| d.contains("waiting at barrier(s) 0x2")),
+        "{f}"
+    );
+    assert_eq!(
+        f.details[2],
+        "(2 finished warp(s) of resident CTAs not listed)"
+    );
+}
