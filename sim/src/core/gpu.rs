@@ -10,6 +10,7 @@ use super::sm::{Shared, Sm};
 use super::warp::{Frame, Warp, WarpState};
 use crate::config::Config;
 use crate::mem::GlobalMemory;
+use crate::stats::trace::TraceSink;
 use crate::stats::{KernelStats, WarpEvent};
 use gpusim_isa::FuncId;
 
@@ -42,7 +43,40 @@ pub struct LaunchResult {
     pub async_events: Vec<gpusim_models::async_sync::AsyncEvent>,
 }
 
-/// Run one kernel launch to completion (or fault) on a fresh set of SMs.
+/// What a launch produced, whether it completed or stopped at a fault.
+pub struct LaunchOutcome {
+    /// The counters of the cycles that ran (through the cycle of a fault; none for a launch
+    /// refused before its first cycle).
+    pub stats: KernelStats,
+    /// The checker's events in issue order (empty unless `LaunchSpec::record_async`).
+    pub async_events: Vec<gpusim_models::async_sync::AsyncEvent>,
+    /// What stopped the launch, if it did not complete.
+    pub fault: Option<Fault>,
+}
+
+impl LaunchOutcome {
+    /// A launch refused before its first cycle.
+    fn refused(kernel: &str, cfg: &Config, fault: Fault) -> LaunchOutcome {
+        let none: [(u32, &crate::stats::SmStats); 0] = [];
+        let mut stats = KernelStats::collect(
+            kernel,
+            0,
+            0.0,
+            cfg.sm.warp_size,
+            &sm_scope(cfg),
+            none.into_iter(),
+        );
+        stats.fault = Some(fault.kind.name());
+        LaunchOutcome {
+            stats,
+            async_events: Vec::new(),
+            fault: Some(fault),
+        }
+    }
+}
+
+/// Run one kernel launch to completion (or fault) on a fresh set of SMs, its warp events
+/// (`LaunchSpec::trace`) kept in memory.
 pub fn run_launch(
     prog: &Program,
     cfg: &Config,
@@ -51,6 +85,30 @@ pub fn run_launch(
     consts: &[u8],
     spec: &LaunchSpec,
 ) -> Result<LaunchResult, Fault> {
+    let mut events = Vec::new();
+    let o = run_launch_traced(prog, cfg, global, l2, consts, spec, &mut events);
+    match o.fault {
+        Some(f) => Err(f),
+        None => Ok(LaunchResult {
+            stats: o.stats,
+            events,
+            async_events: o.async_events,
+        }),
+    }
+}
+
+/// Run one kernel launch on a fresh set of SMs, handing its warp events (`LaunchSpec::trace`)
+/// to `trace` as they are produced, in cycle and SM order. A fault stops the launch; what
+/// ran until then is still counted, and dirty data is written back for the host either way.
+pub fn run_launch_traced(
+    prog: &Program,
+    cfg: &Config,
+    global: &mut GlobalMemory,
+    l2: &mut crate::mem::hierarchy::Backend,
+    consts: &[u8],
+    spec: &LaunchSpec,
+    trace: &mut dyn TraceSink,
+) -> LaunchOutcome {
     let entry = prog.module.function(spec.entry);
     let ws = cfg.sm.warp_size;
     // Saturating, not overflowing: an absurd block or shared size is rejected by `check_fits`.
@@ -62,10 +120,21 @@ pub fn run_launch(
     // In u64: a static segment of 4 GiB or more must not wrap to a small one. It fits u32
     // once `check_fits` has compared it with `sm.shared_bytes`.
     let shared_needed = prog.module.shared_bytes + u64::from(spec.dynamic_shared);
-    let cluster =
-        super::cluster::cluster_shape(spec.grid, spec.cluster, entry.req_cluster, cfg.sm.count)
-            .map_err(|e| Fault::new(FaultKind::Launch, format!("kernel `{}`: {e}", entry.name)))?;
-    check_fits(cfg, &entry.name, threads, n_warps, regs, shared_needed)?;
+    let cluster = match super::cluster::cluster_shape(
+        spec.grid,
+        spec.cluster,
+        entry.req_cluster,
+        cfg.sm.count,
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            let f = Fault::new(FaultKind::Launch, format!("kernel `{}`: {e}", entry.name));
+            return LaunchOutcome::refused(&entry.name, cfg, f);
+        }
+    };
+    if let Err(f) = check_fits(cfg, &entry.name, threads, n_warps, regs, shared_needed) {
+        return LaunchOutcome::refused(&entry.name, cfg, f);
+    }
     let shared = shared_needed as u32;
     let static_shared = prog.module.shared_bytes as u32;
     let geom = LaunchGeom {
@@ -206,6 +275,9 @@ pub fn run_launch(
                     next_ready = Some(next_ready.map_or(wake[i], |n| n.min(wake[i])));
                 }
             }
+            // Every SM was stepped at most once this cycle, in id order: their events, taken
+            // in that order, are in (cycle, SM) order.
+            drain_events(&mut sms, trace);
             deliver(&mut outbox, &mut sms, &mut wake, &mut cluster_bars, cycle);
             // Deliveries may have woken SMs stepped earlier in the cycle.
             next_ready = sms
@@ -257,33 +329,52 @@ pub fn run_launch(
         l2.write_back_sm(&mut sm.mem, sm.id, global, &mut sm.stats.memory);
     }
     l2.sync_host(global);
-    outcome?;
     progress.finish();
+    // A fault stops the launch within `cycle`: the SMs stepped before it in that cycle left
+    // their events, and the cycles that ran are counted, each sleeping SM's up to the fault.
+    drain_events(&mut sms, trace);
+    let (cycles, fault) = match outcome {
+        Ok(()) => (cycle, None),
+        Err(f) => {
+            for (i, sm) in sms.iter_mut().enumerate() {
+                match last[i] {
+                    Some(l) if l < cycle && !sm.is_idle() => sm.account_idle(l + 1, cycle - l),
+                    _ => {}
+                }
+            }
+            (cycle + 1, Some(f))
+        }
+    };
     let wall = started.elapsed().as_secs_f64();
-    let stats = KernelStats::collect(
+    let mut stats = KernelStats::collect(
         &geom.kernel,
-        cycle,
+        cycles,
         wall,
         ws,
         &sm_scope(cfg),
         sms.iter().map(|s| (s.id, &s.stats)),
     );
-    let mut events: Vec<WarpEvent> = sms
-        .iter_mut()
-        .flat_map(|s| std::mem::take(&mut s.events))
-        .collect();
-    events.sort_by_key(|e| (e.cycle, e.sm));
+    stats.fault = fault.as_ref().map(|f| f.kind.name());
     // Each SM's log is in its order; SMs step in id order within a cycle.
     let mut async_events: Vec<gpusim_models::async_sync::AsyncEvent> = sms
         .iter_mut()
         .flat_map(|s| s.async_log.take().unwrap_or_default())
         .collect();
     async_events.sort_by_key(|e| (e.cycle, e.sm));
-    Ok(LaunchResult {
+    LaunchOutcome {
         stats,
-        events,
         async_events,
-    })
+        fault,
+    }
+}
+
+/// Hand every SM's warp events to `trace`, SM by SM.
+fn drain_events(sms: &mut [Sm], trace: &mut dyn TraceSink) {
+    for sm in sms.iter_mut().filter(|s| !s.events.is_empty()) {
+        for e in sm.events.drain(..) {
+            trace.event(e);
+        }
+    }
 }
 
 /// One SM's units of each kind (all sub-partitions) and warp slots.

@@ -492,3 +492,141 @@ fn a_deadlock_report_names_what_its_warps_wait_for() {
         "(2 finished warp(s) of resident CTAs not listed)"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Items 10 and 18: the warp trace streams to its file; outputs are written up to a fault.
+
+/// `gpusim ARGS` from the repository root: (exit code, stdout, stderr).
+fn gpusim_cli(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpusim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run gpusim");
+    (
+        out.status.code().expect("exited, not killed"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 11 item 10: `--trace-warps` held the whole trace in memory (5 GB after 20 s of an
+/// infinite loop). It streams now, SM by SM each cycle; the file holds the same lines, in the
+/// order the whole trace used to be sorted in: (launch, cycle, SM), each SM's in issue order.
+#[test]
+fn the_warp_trace_streams_in_cycle_and_sm_order() {
+    let dir = temp_dir("defects-trace-stream");
+    let m = root().join("traces/kernels/reduce_shared/reduce_shared.yaml");
+    let file = dir.join("trace.txt");
+    let (code, _, err) = gpusim_cli(&[
+        "run".as_ref(),
+        m.as_os_str(),
+        "--trace-warps".as_ref(),
+        file.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let opts = gpusim::RunOptions {
+        trace_warps: true,
+        ..Default::default()
+    };
+    let out = gpusim::run_manifest_with(&m, None, &[], &opts).unwrap();
+    let lines: Vec<String> = out.events.iter().map(|e| e.to_string()).collect();
+    assert_eq!(text.lines().collect::<Vec<_>>(), lines);
+    let keys: Vec<(u32, u64, u32)> = out
+        .events
+        .iter()
+        .map(|e| (e.launch, e.cycle, e.sm))
+        .collect();
+    assert!(
+        keys.windows(2).all(|k| k[0] <= k[1]),
+        "not in (launch, cycle, SM) order"
+    );
+    assert!(
+        keys.iter().any(|k| k.2 == 1) && keys.iter().any(|k| k.0 == 1),
+        "two SMs, two launches"
+    );
+    assert_eq!(lines.len() as u64, out.stats.totals.warp_instructions);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 11 item 10: a trace that cannot be written is exit 2 naming the path.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_trace_write_error_is_exit_2_with_the_path() {
+    let m = root().join("traces/kernels/vecadd/vecadd.yaml");
+    let (code, _, err) = gpusim_cli(&[
+        "run".as_ref(),
+        m.as_os_str(),
+        "--trace-warps".as_ref(),
+        "/dev/full".as_ref(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cannot write the warp trace /dev/full"),
+        "{err}"
+    );
+}
+
+/// Issue 11 item 18: when a kernel faulted, `--stats-json`, `--trace-warps` and `--dump` were
+/// not written. Each is written up to the fault — the stats of the cycles that ran (with the
+/// fault's kind), the trace so far, the buffers as the fault left them — and the exit code
+/// stays 3.
+#[test]
+fn a_faulting_run_writes_every_output_up_to_the_fault() {
+    let dir = temp_dir("defects-fault-outputs");
+    // Every thread stores 7 at out[tid], then thread 40 loads from below the buffer.
+    let body = "    mul.wide.u32 %rd2, %r0, 4;\n    add.s64 %rd3, %rd1, %rd2;\n    mov.u32 %r1, 7;\n    st.global.u32 [%rd3], %r1;\n    bar.sync 0;\n    setp.eq.u32 %p1, %r0, 40;\n    @%p1 ld.global.u32 %r2, [%rd1+-64];";
+    let m = kernel_case(&dir, "oob", &ptx_kernel("", body), 64, "");
+    let (stats, trace, dump) = (dir.join("s.json"), dir.join("t.txt"), dir.join("dump"));
+    let (code, stdout, err) = gpusim_cli(&[
+        "run".as_ref(),
+        m.as_os_str(),
+        "--stats-json".as_ref(),
+        stats.as_os_str(),
+        "--trace-warps".as_ref(),
+        trace.as_os_str(),
+        "--dump".as_ref(),
+        dump.as_os_str(),
+    ]);
+    assert_eq!(code, 3, "{stdout}{err}");
+    assert!(err.contains("kernel fault (out-of-bounds)"), "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let cycles = doc["cycles"].as_u64().unwrap();
+    let insts = doc["warp_instructions"].as_u64().unwrap();
+    assert!(cycles > 10 && insts > 10, "{doc}");
+    assert_eq!(doc["kernels"][0]["fault"], "out-of-bounds", "{doc}");
+    assert!(
+        stdout.contains(&format!("cycles              {cycles}")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("passed"), "{stdout}");
+    let lines = std::fs::read_to_string(&trace).unwrap().lines().count() as u64;
+    assert_eq!(
+        lines, insts,
+        "one trace line per warp instruction that issued"
+    );
+    let out = gpusim::launch::npy::read(&dump.join("out.npy")).unwrap();
+    let words: Vec<u32> = out
+        .data
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(words, vec![7; 64], "the stores before the fault");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 11 item 18: with `expect_fault` the summary printed zeros although the launch ran
+/// 20,000 cycles: a faulted launch's cycles are counted.
+#[test]
+fn an_expected_fault_counts_the_cycles_that_ran() {
+    let m = root().join("traces/faults/watchdog_memory_loop/watchdog_memory_loop.yaml");
+    let out = gpusim::run_manifest(&m, None, &[]).unwrap();
+    assert!(out.expected_fault.is_some());
+    let t = &out.stats.totals;
+    assert!(t.cycles > 20_000, "{} cycles", t.cycles);
+    assert!(t.warp_instructions > 0);
+    assert_eq!(out.stats.kernels.len(), 1);
+    assert_eq!(out.stats.kernels[0].fault, Some("watchdog"));
+}
