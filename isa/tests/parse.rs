@@ -137,6 +137,19 @@ fn oversized_declarations_are_errors_not_wrapped_sizes() {
     let param = ".version 7.0\n.target sm_52\n.address_size 64\n.entry k(.param .b64 p[600000000])\n{\n  ret;\n}\n";
     let e = parse_module("big.ptx", param).unwrap_err();
     assert!(e.message.contains("larger than 4 GiB"), "{e}");
+    // ptxas allows 64 KiB of module constant data.
+    let consts = |n: u32| {
+        format!(".version 7.0\n.target sm_52\n.address_size 64\n.const .b8 c0[16];\n.const .b8 c1[{n}];\n.entry k()\n{{\n  ret;\n}}\n")
+    };
+    let e = parse_module("big.ptx", &consts(65521)).unwrap_err();
+    assert_eq!(e.line, 5, "{e}");
+    assert!(
+        e.message.contains(
+            "`c1` brings the module's constant data to 65537 bytes; constant memory holds 65536"
+        ),
+        "{e}"
+    );
+    parse_module("big.ptx", &consts(65520)).unwrap();
     // The largest count that fits is still accepted (a size in bytes beyond 4 GiB is the
     // simulator's business: it does not fit an SM).
     parse_module("big.ptx", &module(".shared .b32 s[1073741824];")).unwrap();
