@@ -1822,3 +1822,48 @@ fn random_reducible_cfgs_run_per_thread() {
     );
     assert!(deepest >= 3, "the random CFGs nest tokens ({deepest})");
 }
+
+/// Issue 11 item 8: the token walk's bounds were fixed sizes (200,000 states, 256 tokens), so a
+/// long kernel or a deeply nested one was refused as "the token stack grows without bound".
+/// A straight-line kernel of 250,000 instructions and 300 nested divergent ifs (a stack 300
+/// tokens deep) are valid; a push inside a loop that never pops is still refused.
+#[test]
+fn token_validation_bounds_are_structural() {
+    let mut long =
+        String::from(".visible .entry k()\n{\n    .reg .b32 %r<2>;\n    mov.u32 %r0, %tid.x;\n");
+    for _ in 0..250_000 {
+        long.push_str("    add.u32 %r1, %r1, %r0;\n");
+    }
+    long.push_str("    exit;\n}\n");
+    let t = insert_tokens(&parse(&long).functions[0]).unwrap_or_else(|e| panic!("{e}"));
+    validate_tokens(&t).unwrap();
+
+    let depth = 300;
+    let mut nested = String::from(
+        ".visible .entry k()\n{\n    .reg .b32 %r<2>;\n    .reg .pred %p;\n    mov.u32 %r0, %tid.x;\n",
+    );
+    for i in 0..depth {
+        nested.push_str(&format!(
+            "    setp.eq.u32 %p, %r0, {i};\n    @%p bra END{i};\n"
+        ));
+    }
+    nested.push_str("    add.u32 %r1, %r1, 1;\n");
+    for i in (0..depth).rev() {
+        nested.push_str(&format!("END{i}:\n    add.u32 %r1, %r1, {i};\n"));
+    }
+    nested.push_str("    exit;\n}\n");
+    let t = insert_tokens(&parse(&nested).functions[0]).unwrap_or_else(|e| panic!("{e}"));
+    let pushes = t
+        .body
+        .iter()
+        .filter(|i| matches!(i.op, Op::Ssy { .. }))
+        .count();
+    assert!(pushes >= depth, "{pushes} sync tokens");
+    validate_tokens(&t).unwrap();
+
+    let growing = ".visible .entry k()\n{\nL:\n    ssy X;\n    bra L;\nX:\n    exit;\n}\n";
+    let f = &parse(growing).functions[0];
+    let e = validate_tokens(f).unwrap_err();
+    assert!(e.message.contains("grows without bound"), "{e}");
+    assert_eq!(e.span.line, f.body[0].span.line, "at the `ssy`: {e}");
+}

@@ -95,3 +95,118 @@ fn inner_scope_shadows_and_labels_are_scoped() {
     assert_eq!(d.0, 2, "inner r is the third register");
     assert!(matches!(f.body[3].op, Op::Bra { target: 4, .. }));
 }
+
+/// Issue 11 item 8: sizes wrapped in 32 bits (`.shared .b8 s[4294967296]` became an empty
+/// array). Element counts, alignments, parameters and frames that do not fit are errors at
+/// the declaration, with the size.
+#[test]
+fn oversized_declarations_are_errors_not_wrapped_sizes() {
+    let module = |decl: &str| {
+        format!(
+            ".version 7.0\n.target sm_52\n.address_size 64\n.entry k()\n{{\n  {decl}\n  ret;\n}}\n"
+        )
+    };
+    let cases = [
+        (
+            ".shared .align 4 .b8 big[4294967296];",
+            "an array of 4294967296 elements is too large",
+        ),
+        (
+            ".global .b8 g[65536][65536];",
+            "an array of 4294967296 elements is too large",
+        ),
+        (
+            ".shared .v4 .b32 s[1073741824];",
+            "an array of 4294967296 elements is too large",
+        ),
+        (
+            ".shared .align 3 .b8 s[4];",
+            "alignment 3 is not a power of two",
+        ),
+        (
+            ".local .align 8589934592 .b8 s[4];",
+            "alignment 8589934592 is not a power of two",
+        ),
+        (".local .b64 l[600000000];", "a frame holds at most 4 GiB"),
+    ];
+    for (decl, want) in cases {
+        let e = parse_module("big.ptx", &module(decl)).unwrap_err();
+        assert_eq!(e.line, 6, "{decl}: {e}");
+        assert!(e.message.contains(want), "{decl}: {e}");
+    }
+    let param = ".version 7.0\n.target sm_52\n.address_size 64\n.entry k(.param .b64 p[600000000])\n{\n  ret;\n}\n";
+    let e = parse_module("big.ptx", param).unwrap_err();
+    assert!(e.message.contains("larger than 4 GiB"), "{e}");
+    // ptxas allows 64 KiB of module constant data.
+    let consts = |n: u32| {
+        format!(".version 7.0\n.target sm_52\n.address_size 64\n.const .b8 c0[16];\n.const .b8 c1[{n}];\n.entry k()\n{{\n  ret;\n}}\n")
+    };
+    let e = parse_module("big.ptx", &consts(65521)).unwrap_err();
+    assert_eq!(e.line, 5, "{e}");
+    assert!(
+        e.message.contains(
+            "`c1` brings the module's constant data to 65537 bytes; constant memory holds 65536"
+        ),
+        "{e}"
+    );
+    parse_module("big.ptx", &consts(65520)).unwrap();
+    // The largest count that fits is still accepted (a size in bytes beyond 4 GiB is the
+    // simulator's business: it does not fit an SM).
+    parse_module("big.ptx", &module(".shared .b32 s[1073741824];")).unwrap();
+}
+
+/// Issue 11 item 8: `bar.sync 16` was accepted and reported at run time as barrier divergence.
+/// As ptxas does, an immediate barrier number outside 0..15 and an immediate thread count
+/// that is not a multiple of the warp size (or zero for `bar.arrive`) are errors at the
+/// operand (PTX ISA `barrier`).
+#[test]
+fn immediate_barrier_operands_out_of_range_are_errors() {
+    let module = |inst: &str| {
+        format!(".version 7.0\n.target sm_52\n.address_size 64\n.entry k()\n{{\n  .reg .b32 %r<2>;\n  .reg .pred %p<2>;\n  {inst}\n  ret;\n}}\n")
+    };
+    let bad = [
+        (
+            "bar.sync 16;",
+            12,
+            "barrier number 16 is out of range 0..15",
+        ),
+        (
+            "barrier.sync.aligned 31, 64;",
+            24,
+            "barrier number 31 is out of range 0..15",
+        ),
+        (
+            "bar.red.popc.u32 %r1, 16, %p1;",
+            25,
+            "barrier number 16 is out of range 0..15",
+        ),
+        (
+            "bar.sync 1, 48;",
+            15,
+            "thread count 48 is not a multiple of the warp size (32)",
+        ),
+        (
+            "bar.arrive 1, 33;",
+            17,
+            "thread count 33 is not a multiple of the warp size (32)",
+        ),
+        (
+            "bar.arrive 1, 0;",
+            17,
+            "`bar.arrive` needs a non-zero thread count",
+        ),
+    ];
+    for (inst, col, want) in bad {
+        let e = parse_module("bar.ptx", &module(inst)).unwrap_err();
+        assert_eq!((e.line, e.col), (8, col), "{inst}: {e}");
+        assert!(e.message.contains(want), "{inst}: {e}");
+    }
+    for ok in [
+        "bar.sync 15;",
+        "bar.sync 1, 0;",
+        "bar.sync 1, 2048;",
+        "bar.sync %r1, %r1;",
+    ] {
+        parse_module("bar.ptx", &module(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+}

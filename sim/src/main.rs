@@ -2,7 +2,8 @@
 //! `gpusim lint FILE`, `gpusim fuzz` and `gpusim gemm SPEC`.
 
 use clap::{Parser, Subcommand};
-use gpusim::run::{run_manifest_with, RunError, RunOptions};
+use gpusim::run::{run_manifest_traced, RunError, RunOptions};
+use gpusim::stats::trace::{TraceSink, TraceWriter};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -199,7 +200,25 @@ fn cmd_run(args: &RunArgs) -> i32 {
         skip_tensor_math: args.skip_tensor_math,
         ..Default::default()
     };
-    let out = match run_manifest_with(manifest, config, &sets, &opts) {
+    // The trace streams to its file as the simulation runs (bounded memory).
+    let mut trace = match args
+        .trace_warps
+        .as_deref()
+        .map(TraceWriter::create)
+        .transpose()
+    {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let mut no_trace: Vec<gpusim::stats::WarpEvent> = Vec::new();
+    let sink: &mut dyn TraceSink = match trace.as_mut() {
+        Some(t) => t,
+        None => &mut no_trace,
+    };
+    let (out, fault) = match run_manifest_traced(manifest, config, &sets, &opts, sink) {
         Ok(o) => o,
         Err(e) => {
             let kind = match &e {
@@ -207,6 +226,10 @@ fn cmd_run(args: &RunArgs) -> i32 {
                 _ => "error: ",
             };
             eprintln!("{kind}{e}");
+            if let Some(path) = &args.trace_warps {
+                drop(trace);
+                let _ = std::fs::remove_file(path);
+            }
             return e.exit_code();
         }
     };
@@ -300,33 +323,16 @@ fn cmd_run(args: &RunArgs) -> i32 {
     if let Some(f) = &out.expected_fault {
         println!("  expected fault      {f}");
     }
-    if let Some(path) = &args.trace_warps {
-        let text: String = out.events.iter().map(|e| format!("{e}\n")).collect();
-        if let Err(e) = std::fs::write(path, text) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return 2;
-        }
+    // Every requested output is written, a faulted run's too (up to the fault).
+    let written = write_outputs(args, &out, trace);
+    if let Some(f) = fault {
+        println!("  checks              not run: the kernel faulted");
+        eprintln!("{f}");
+        return 3;
     }
-    if let Some(dir) = &args.dump {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("error: cannot create {}: {e}", dir.display());
-            return 2;
-        }
-        for (name, dtype, shape, bytes) in &out.buffers {
-            if let Err(e) =
-                gpusim::launch::npy::write(&dir.join(format!("{name}.npy")), *dtype, shape, bytes)
-            {
-                eprintln!("error: {e}");
-                return 2;
-            }
-        }
-    }
-    if let Some(path) = &args.stats_json {
-        let text = serde_json::to_string_pretty(&out.stats).expect("stats serialise");
-        if let Err(e) = std::fs::write(path, text) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return 2;
-        }
+    if let Err(e) = written {
+        eprintln!("error: {e}");
+        return 2;
     }
     if out.failures.is_empty() {
         println!("  checks              passed");
@@ -340,6 +346,30 @@ fn cmd_run(args: &RunArgs) -> i32 {
         }
         1
     }
+}
+
+/// Finish the warp trace and write `--dump` and `--stats-json`; the first error.
+fn write_outputs(
+    args: &RunArgs,
+    out: &gpusim::RunOutput,
+    trace: Option<TraceWriter>,
+) -> Result<(), String> {
+    if let Some(t) = trace {
+        t.finish().map_err(|e| e.to_string())?;
+    }
+    if let Some(dir) = &args.dump {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        for (name, dtype, shape, bytes) in &out.buffers {
+            gpusim::launch::npy::write(&dir.join(format!("{name}.npy")), *dtype, shape, bytes)
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    if let Some(path) = &args.stats_json {
+        let text = serde_json::to_string_pretty(&out.stats).expect("stats serialise");
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// `gpusim gemm`: a table row per size as it finishes, the anchors, the CSV. Exit 0, 1 when a

@@ -1,9 +1,11 @@
 //! Running a manifest end to end: config, program, buffers, launches in order, checks.
 
 use crate::config::{Config, ConfigError};
-use crate::core::{run_launch, Fault, LaunchSpec, Program};
+use crate::core::gpu::run_launch_traced;
+use crate::core::{Fault, LaunchSpec, Program};
 use crate::launch::{check_buffer, CheckFailure, LoadedManifest, ManifestError};
 use crate::mem::GlobalMemory;
+use crate::stats::trace::TraceSink;
 use crate::stats::{RunStats, WarpEvent};
 use gpusim_isa::{parse_module, FuncKind, PtxError, Type};
 use serde_norway::Value;
@@ -41,6 +43,7 @@ pub struct RunOutput {
     pub failures: Vec<CheckFailure>,
     /// The fault, when the manifest expected one and it happened.
     pub expected_fault: Option<Fault>,
+    /// Warp events, from `run_manifest_with` (`run_manifest_traced` hands them to its sink).
     pub events: Vec<crate::stats::WarpEvent>,
     /// Per completed launch, the asynchronous-synchronisation checker's events (empty
     /// unless `RunOptions::record_async`).
@@ -109,12 +112,53 @@ pub fn run_manifest(
     run_manifest_with(manifest_path, config, cli_set, &RunOptions::default())
 }
 
+/// Run a manifest; an unexpected fault is `RunError::Fault`. Warp events
+/// (`RunOptions::trace_warps`) are kept in `RunOutput::events`.
 pub fn run_manifest_with(
     manifest_path: &Path,
     config: Option<&Path>,
     cli_set: &[(String, String)],
     opts: &RunOptions,
 ) -> Result<RunOutput, RunError> {
+    let mut events = Vec::new();
+    let (mut out, fault) = run_manifest_traced(manifest_path, config, cli_set, opts, &mut events)?;
+    match fault {
+        Some(f) => Err(RunError::Fault(f)),
+        None => {
+            out.events = events;
+            Ok(out)
+        }
+    }
+}
+
+/// The warp events of launch `launch`, numbered, on their way to `inner`.
+struct Numbered<'a> {
+    launch: u32,
+    inner: &'a mut dyn TraceSink,
+}
+
+impl TraceSink for Numbered<'_> {
+    fn event(&mut self, e: WarpEvent) {
+        self.inner.event(WarpEvent {
+            launch: self.launch,
+            ..e
+        });
+    }
+}
+
+/// Run a manifest, handing warp events (`RunOptions::trace_warps`) to `trace` as they are
+/// produced. A fault the manifest does not expect stops the run but is not an error here: it
+/// comes back next to everything produced until then — the stats of every cycle that ran
+/// (the faulting launch's included), the buffers as they are at the fault — so that every
+/// requested output can still be written (the exit code is 3 all the same). Its checks are
+/// not run.
+pub fn run_manifest_traced(
+    manifest_path: &Path,
+    config: Option<&Path>,
+    cli_set: &[(String, String)],
+    opts: &RunOptions,
+    trace: &mut dyn TraceSink,
+) -> Result<(RunOutput, Option<Fault>), RunError> {
     let lm = LoadedManifest::load(manifest_path)?;
     let m = &lm.manifest;
     let set: Vec<(String, Value)> = m.set.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -128,6 +172,7 @@ pub fn run_manifest_with(
     let module = parse_module(&kernel_path.display().to_string(), &src)?;
     let cfg = unbound.for_module(&module)?;
     let mut prog = Program::prepare(module)?;
+    crate::core::gpu::check_static_shared(&prog, &cfg)?;
     let mut global = GlobalMemory::default();
     let gseg = prog.segment_init(gpusim_isa::Space::Global);
     let gbase = global.alloc("(module .global data)", &gseg);
@@ -142,7 +187,6 @@ pub fn run_manifest_with(
     let mut fault = None;
     // One L2 for the whole run: it persists across launches, as on hardware.
     let mut l2 = crate::mem::hierarchy::Backend::new(&cfg);
-    let mut events = Vec::new();
     let mut async_events = Vec::new();
     for (i, l) in m.launches.iter().enumerate() {
         let merr = |p: &str, msg: String| ManifestError {
@@ -178,27 +222,32 @@ pub fn run_manifest_with(
             cluster: l.cluster.map(|c| c.0),
             record_async: opts.record_async,
         };
-        match run_launch(&prog, &cfg, &mut global, &mut l2, &consts, &spec) {
-            Ok(r) => {
-                kernels.push(r.stats);
-                events.extend(r.events.into_iter().map(|e| WarpEvent {
-                    launch: i as u32,
-                    ..e
-                }));
-                async_events.push(r.async_events);
-            }
-            Err(f) => {
-                fault = Some(f);
-                break;
-            }
+        let mut numbered = Numbered {
+            launch: i as u32,
+            inner: &mut *trace,
+        };
+        let o = run_launch_traced(
+            &prog,
+            &cfg,
+            &mut global,
+            &mut l2,
+            &consts,
+            &spec,
+            &mut numbered,
+        );
+        kernels.push(o.stats);
+        if let Some(f) = o.fault {
+            fault = Some(f);
+            break;
         }
+        async_events.push(o.async_events);
     }
     let wall = started.elapsed().as_secs_f64();
-    match (&fault, m.expect_fault) {
-        (Some(f), Some(exp)) if f.kind.name() == exp.name() => {}
-        (Some(f), _) => return Err(RunError::Fault(f.clone())),
-        _ => {}
-    }
+    let unexpected = match (&fault, m.expect_fault) {
+        (Some(f), Some(exp)) if f.kind.name() == exp.name() => None,
+        (Some(_), _) => fault.take(),
+        _ => None,
+    };
     let mut buffers = Vec::new();
     for (name, spec) in &m.buffers {
         let a = addrs[name];
@@ -206,6 +255,19 @@ pub fn run_manifest_with(
             .slice(a, (spec.len() * spec.dtype.size()) as u64)
             .to_vec();
         buffers.push((name.clone(), spec.dtype, spec.shape.clone(), bytes));
+    }
+    let mut stats = RunStats::from_kernels(kernels, cfg.sm.warp_size, wall);
+    stats.machine = machine(&cfg, &prog.module.target);
+    if unexpected.is_some() {
+        let out = RunOutput {
+            stats,
+            buffers,
+            failures: Vec::new(),
+            expected_fault: None,
+            events: Vec::new(),
+            async_events,
+        };
+        return Ok((out, unexpected));
     }
     let mut failures = Vec::new();
     if let (None, Some(exp)) = (&fault, m.expect_fault) {
@@ -225,26 +287,30 @@ pub fn run_manifest_with(
             failures.push(f);
         }
     }
-    let mut stats = RunStats::from_kernels(kernels, cfg.sm.warp_size, wall);
-    stats.machine = crate::stats::Machine {
+    let out = RunOutput {
+        stats,
+        buffers,
+        failures,
+        expected_fault: fault,
+        events: Vec::new(),
+        async_events,
+    };
+    Ok((out, None))
+}
+
+/// What ran the kernels: the config bound to the module (`Config::for_module`).
+fn machine(cfg: &Config, target: &str) -> crate::stats::Machine {
+    crate::stats::Machine {
         config: cfg.name.clone(),
         arch: cfg.sm.arch.to_string(),
-        target: prog.module.target.clone(),
+        target: target.to_string(),
         reconvergence: cfg.sm.reconvergence.name().to_string(),
         reconvergence_setting: if cfg.reconvergence_is_auto() {
             "auto".to_string()
         } else {
             cfg.sm.reconvergence.name().to_string()
         },
-    };
-    Ok(RunOutput {
-        stats,
-        buffers,
-        failures,
-        expected_fault: fault,
-        events,
-        async_events,
-    })
+    }
 }
 
 /// Lay out the kernel parameters: a buffer name passes its address, a number a scalar of the

@@ -6,6 +6,16 @@
 //! The walk follows every path with the stack of token kinds and pcs. Diverge tokens are not
 //! tracked: both sides of a branch are walked with the same stack, which is what a `sync` finds
 //! below a diverge token. A `preBrk X` also resumes at X with the stack below its token.
+//!
+//! Its bounds are structural, never a fixed size. The walk only looks at the top of the stack
+//! (`sync`, `call`) or ends the path (`brk`, whose test only gets easier on a deeper stack),
+//! so a path on which one push instruction pushes again while its first token is still on the
+//! stack can be repeated for ever: the stack grows without bound. Without such a path no
+//! stack holds two tokens of the same push instruction, so it is never deeper than the
+//! function has push instructions (`ssy`, `preBrk`, `preRet`): a deeper stack proves the
+//! unbounded path. The number of states is finite then, and for the tokens `insert_tokens`
+//! emits (one stack per instruction) it is at most the body's length; hand-written tokens
+//! whose stacks differ along too many paths are refused as such, never as a growing stack.
 
 use super::cfg::target_pcs;
 use super::AnalysisError;
@@ -21,8 +31,10 @@ enum Tok {
 
 type State = (Pc, Vec<Tok>);
 
-const MAX_STATES: usize = 200_000;
-const MAX_DEPTH: usize = 256;
+/// Distinct (pc, stack) states the walk may visit per instruction of the body, beyond a
+/// fixed allowance for small functions.
+const STATES_PER_INST: usize = 16;
+const STATES_BASE: usize = 100_000;
 
 /// Validate a token-carrying function.
 pub fn validate_tokens(f: &Function) -> Result<(), AnalysisError> {
@@ -47,6 +59,12 @@ fn walk(f: &Function) -> Result<(), AnalysisError> {
     if f.body.is_empty() {
         return Ok(());
     }
+    let max_depth = f
+        .body
+        .iter()
+        .filter(|i| matches!(i.op, Op::Ssy { .. } | Op::PreBrk { .. } | Op::PreRet { .. }))
+        .count();
+    let max_states = STATES_BASE.saturating_add(f.body.len().saturating_mul(STATES_PER_INST));
     let mut seen: HashSet<State> = HashSet::new();
     let mut work: Vec<State> = vec![(0, Vec::new())];
     while let Some(state) = work.pop() {
@@ -54,11 +72,21 @@ fn walk(f: &Function) -> Result<(), AnalysisError> {
             continue;
         }
         let span = f.body[state.0 as usize].span;
-        if seen.len() > MAX_STATES || state.1.len() > MAX_DEPTH {
-            let msg = "the token stack grows without bound along some path";
+        if seen.len() > max_states {
+            let msg = format!(
+                "the token stacks differ along too many paths to validate: more than {max_states} distinct (pc, stack) states ({STATES_PER_INST} per instruction)"
+            );
             return Err(AnalysisError::new(&f.name, span, msg));
         }
-        work.extend(step(f, &state)?);
+        let next = step(f, &state)?;
+        if let Some(deep) = next.iter().find(|s| s.1.len() > max_depth) {
+            let msg = format!(
+                "the token stack grows without bound along some path: this push makes it {} tokens deep, more than the function's {max_depth} token pushes, so a push repeats while its earlier token is still on the stack",
+                deep.1.len()
+            );
+            return Err(AnalysisError::new(&f.name, span, msg));
+        }
+        work.extend(next);
     }
     Ok(())
 }

@@ -420,7 +420,7 @@ impl<'a> ModuleParser<'a> {
                 Op::Ssy { .. } | Op::Sync | Op::PreBrk { .. } | Op::Brk | Op::PreRet { .. }
             )
         });
-        let frame_bytes = self.layout_frame(id, kind, &b.frame_vars);
+        let frame_bytes = self.layout_frame(id, kind, &b.frame_vars)?;
         let mut labels: Vec<(String, Pc)> = b.label_pc.into_iter().collect();
         labels.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
         let f = &mut self.module.functions[id.0 as usize];
@@ -436,7 +436,7 @@ impl<'a> ModuleParser<'a> {
     /// Per-thread frame of a function activation: formal params, return params, then body
     /// `.param`/`.local` variables, each at its alignment. Entry params live in the kernel
     /// parameter buffer instead.
-    fn layout_frame(&mut self, id: FuncId, kind: FuncKind, vars: &[SymbolId]) -> u32 {
+    fn layout_frame(&mut self, id: FuncId, kind: FuncKind, vars: &[SymbolId]) -> PResult<u32> {
         let f = &self.module.functions[id.0 as usize];
         let mut order: Vec<SymbolId> = Vec::new();
         if kind == FuncKind::Func {
@@ -451,7 +451,15 @@ impl<'a> ModuleParser<'a> {
             off = off.div_ceil(align) * align;
             sym.offset = off;
             off += sym.size();
+            // Frames are addressed with 32-bit offsets (`Function::frame_bytes`).
+            if off.div_ceil(16) * 16 > u64::from(u32::MAX) {
+                let (name, span) = (sym.name.clone(), sym.span);
+                return Err(self.c.err(
+                    span,
+                    format!("`{name}` ends {off} bytes into its function's per-thread frame; a frame holds at most 4 GiB"),
+                ));
+            }
         }
-        off.div_ceil(16) as u32 * 16
+        Ok(off.div_ceil(16) as u32 * 16)
     }
 }

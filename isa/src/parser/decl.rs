@@ -163,7 +163,7 @@ impl<'a> ModuleParser<'a> {
             match self.c.peek().cloned() {
                 Some(Tok::Dot(d)) if d == ".align" => {
                     self.c.bump()?;
-                    align = Some(self.c.expect_int("an alignment")? as u32);
+                    align = Some(self.alignment()?);
                 }
                 Some(Tok::Dot(d)) if d == ".ptr" || space_of(&d).is_some() => {
                     self.c.bump()?;
@@ -180,6 +180,16 @@ impl<'a> ModuleParser<'a> {
         };
         let (name, nspan) = self.c.expect_ident("a parameter name")?;
         let count = self.array_dims()?.unwrap_or(1);
+        // `Param::size` is in bytes, in 32 bits.
+        if u64::from(ty.size()) * u64::from(count) > u64::from(u32::MAX) {
+            return Err(self.c.err(
+                nspan,
+                format!(
+                    "parameter `{name}` of {count} {}-byte elements is larger than 4 GiB",
+                    ty.size()
+                ),
+            ));
+        }
         Ok(RawParam {
             name,
             ty,
@@ -190,6 +200,8 @@ impl<'a> ModuleParser<'a> {
     }
 
     /// `[N]` (repeated for multi-dimensional arrays) → element count; `[]` → 0 (unsized).
+    /// Counts are computed in u64 and must fit the IR's u32: a larger array is an error at
+    /// its size, never a count that wraps or saturates.
     pub(crate) fn array_dims(&mut self) -> PResult<Option<u32>> {
         let mut count: Option<u32> = None;
         while self.c.eat(&Tok::LBracket) {
@@ -197,11 +209,41 @@ impl<'a> ModuleParser<'a> {
                 count = Some(0);
                 continue;
             }
-            let n = self.c.expect_int("an array size")? as u32;
+            let n = self.c.expect_int("an array size")?;
+            let span = self.c.prev_span();
             self.c.expect(&Tok::RBracket, "`]`")?;
-            count = Some(count.unwrap_or(1).saturating_mul(n));
+            count = Some(self.element_count(u64::from(count.unwrap_or(1)), n, span)?);
         }
         Ok(count)
+    }
+
+    /// `a · b` elements, at most `u32::MAX`.
+    fn element_count(&self, a: u64, b: u64, span: Span) -> PResult<u32> {
+        a.checked_mul(b)
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| {
+                let n = u128::from(a) * u128::from(b);
+                self.c.err(
+                    span,
+                    format!(
+                        "an array of {n} elements is too large (at most {} elements)",
+                        u32::MAX
+                    ),
+                )
+            })
+    }
+
+    /// `.align N`: a power of two that fits 32 bits (PTX ISA: "the alignment must be a power
+    /// of two").
+    fn alignment(&mut self) -> PResult<u32> {
+        let n = self.c.expect_int("an alignment")?;
+        match u32::try_from(n) {
+            Ok(a) if a.is_power_of_two() => Ok(a),
+            _ => Err(self.c.err(
+                self.c.prev_span(),
+                format!("alignment {n} is not a power of two below 2^32"),
+            )),
+        }
     }
 
     fn make_params(
@@ -255,7 +297,7 @@ impl<'a> ModuleParser<'a> {
         while let Some(Tok::Dot(d)) = self.c.peek().cloned() {
             self.c.bump()?;
             match d.as_str() {
-                ".align" => align = Some(self.c.expect_int("an alignment")? as u32),
+                ".align" => align = Some(self.alignment()?),
                 ".v2" => vec = 2,
                 ".v4" => vec = 4,
                 ".v8" => vec = 8,
@@ -277,7 +319,8 @@ impl<'a> ModuleParser<'a> {
         let mut ids = Vec::new();
         loop {
             let (name, nspan) = self.c.expect_ident("a variable name")?;
-            let count = self.array_dims()?.unwrap_or(1).saturating_mul(vec);
+            let dims = self.array_dims()?.unwrap_or(1);
+            let count = self.element_count(u64::from(dims), u64::from(vec), nspan)?;
             let mut init = Vec::new();
             if self.c.eat(&Tok::Eq) {
                 init = self.initializer(ty)?;

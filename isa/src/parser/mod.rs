@@ -52,6 +52,10 @@ pub(crate) struct ModuleParser<'a> {
     pub defined: Vec<(bool, Option<Span>)>,
 }
 
+/// Bytes of module-scope `.const` data a module may hold (one 64 KiB constant bank, as ptxas
+/// allows).
+const CONST_BANK_BYTES: u64 = 65536;
+
 impl<'a> ModuleParser<'a> {
     fn module_items(&mut self) -> PResult<()> {
         while !self.c.at_end() {
@@ -210,6 +214,14 @@ impl<'a> ModuleParser<'a> {
         }
         let off = seg.div_ceil(align) * align;
         *seg = off + size;
+        // ptxas: "File uses too much global constant data (… 0x10000 max)".
+        if sym.space == Space::Const && *seg > CONST_BANK_BYTES {
+            let (name, span, total) = (sym.name.clone(), sym.span, *seg);
+            return Err(self.c.err(
+                span,
+                format!("`.const` variable `{name}` brings the module's constant data to {total} bytes; constant memory holds {CONST_BANK_BYTES}"),
+            ));
+        }
         self.module.symbols[id.0 as usize].offset = off;
         let name = self.module.symbols[id.0 as usize].name.clone();
         self.globals.insert(name, id);

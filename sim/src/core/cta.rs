@@ -98,9 +98,15 @@ impl Cta {
             waiters: Vec::new(),
         });
         if bar.count != a.count {
+            let said = |c: Option<u32>| match c {
+                Some(n) => format!("a thread count of {n}"),
+                None => "no thread count (all the CTA's threads)".to_string(),
+            };
             return Err(format!(
-                "barrier {} used with thread counts {:?} and {:?}",
-                a.barid, bar.count, a.count
+                "barrier {} used with {} and, by another warp, with {}",
+                a.barid,
+                said(bar.count),
+                said(a.count)
             ));
         }
         if bar.red != a.red {

@@ -1,25 +1,24 @@
 //! Register dependences of each instruction, for the scoreboard. Following the formal model,
 //! every register an instruction names (sources and destinations, and the guard) must be ready
 //! before it issues; destinations become ready `latency` cycles after issue.
+//!
+//! There is no cap on the number of registers: a `wmma.mma` names 32, a `wgmma` with N = 256
+//! 128 accumulators plus its A fragment, a call any number of arguments. The lists of a whole
+//! function live in one flat arena (`DepTable`), built once when the program is prepared, so
+//! the scoreboard reads a slice and the hot path never allocates.
 
 use gpusim_isa::*;
 
-pub const MAX_REGS: usize = 12;
-
-#[derive(Clone, Copy, Debug, Default)]
+/// The registers one instruction reads and writes (register numbers within its function).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Deps {
-    pub reads: [u32; MAX_REGS],
-    pub n_reads: u8,
-    pub writes: [u32; 4],
-    pub n_writes: u8,
+    pub reads: Vec<u32>,
+    pub writes: Vec<u32>,
 }
 
 impl Deps {
     fn read(&mut self, r: RegId) {
-        if (self.n_reads as usize) < MAX_REGS {
-            self.reads[self.n_reads as usize] = r.0;
-            self.n_reads += 1;
-        }
+        self.reads.push(r.0);
     }
     fn op(&mut self, o: &Operand) {
         if let Operand::Reg(r) | Operand::NotReg(r) = o {
@@ -32,19 +31,82 @@ impl Deps {
         }
     }
     fn write(&mut self, r: RegId) {
-        if (self.n_writes as usize) < 4 {
-            self.writes[self.n_writes as usize] = r.0;
-            self.n_writes += 1;
-        }
-    }
-    pub fn reads(&self) -> &[u32] {
-        &self.reads[..self.n_reads as usize]
-    }
-    pub fn writes(&self) -> &[u32] {
-        &self.writes[..self.n_writes as usize]
+        self.writes.push(r.0);
     }
 }
 
+/// Where one instruction's registers lie in the arena: `n_reads` reads from `start`, then
+/// `n_writes` writes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Range {
+    start: u32,
+    n_reads: u32,
+    n_writes: u32,
+}
+
+/// The dependences of every instruction of a function, in one arena.
+#[derive(Clone, Debug, Default)]
+pub struct DepTable {
+    regs: Vec<u32>,
+    ranges: Vec<Range>,
+}
+
+impl DepTable {
+    /// The dependences of every instruction of `body`, in pc order.
+    pub fn build(body: &[Inst]) -> DepTable {
+        let mut t = DepTable {
+            regs: Vec::new(),
+            ranges: Vec::with_capacity(body.len()),
+        };
+        for inst in body {
+            let d = deps_of(inst);
+            t.ranges.push(Range {
+                start: t.regs.len() as u32,
+                n_reads: d.reads.len() as u32,
+                n_writes: d.writes.len() as u32,
+            });
+            t.regs.extend_from_slice(&d.reads);
+            t.regs.extend_from_slice(&d.writes);
+        }
+        t
+    }
+
+    /// Instructions covered.
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// (reads, writes) of the instruction at `pc`; None past the end of the body.
+    #[inline]
+    pub fn get(&self, pc: usize) -> Option<(&[u32], &[u32])> {
+        let r = self.ranges.get(pc)?;
+        let start = r.start as usize;
+        let mid = start + r.n_reads as usize;
+        Some((
+            &self.regs[start..mid],
+            &self.regs[mid..mid + r.n_writes as usize],
+        ))
+    }
+
+    /// The registers the instruction at `pc` reads (its guard included).
+    #[inline]
+    pub fn reads(&self, pc: usize) -> &[u32] {
+        self.get(pc).expect("pc within the body").0
+    }
+
+    /// The registers the instruction at `pc` writes.
+    #[inline]
+    pub fn writes(&self, pc: usize) -> &[u32] {
+        self.get(pc).expect("pc within the body").1
+    }
+}
+
+/// The registers `inst` names, for the scoreboard. A `wgmma.mma_async`'s accumulators are
+/// left out: `wgmma_state::time_issue` sets their ready time at completion.
 pub fn deps_of(inst: &Inst) -> Deps {
     let mut d = Deps::default();
     if let Some(g) = inst.guard {
@@ -234,7 +296,6 @@ pub fn deps_of(inst: &Inst) -> Deps {
             d.write(*r);
         }
         Op::Nanosleep { t } => d.op(t),
-        // guard + a (4) + b (2) + c (4) = 11 reads; d: 4 writes.
         Op::Mma { d: rd, a, b, c, .. } | Op::MmaInt { d: rd, a, b, c, .. } => {
             for r in a.as_slice().iter().chain(b.as_slice()).chain(c.as_slice()) {
                 d.read(*r);
@@ -245,8 +306,7 @@ pub fn deps_of(inst: &Inst) -> Deps {
             d.addr(addr);
             rs.as_slice().iter().for_each(|r| d.write(*r));
         }
-        // guard + A (a descriptor or 4 registers) + b-desc + scale-d: at most 7 reads. D is
-        // neither read nor written here: its scoreboard entries are set at completion
+        // D is neither read nor written here: its scoreboard entries are set at completion
         // (`wgmma_state::time_issue`) and a later wgmma accumulating into it does not wait.
         Op::Wgmma(w) => {
             match &w.a {

@@ -10,6 +10,7 @@ use super::sm::{Shared, Sm};
 use super::warp::{Frame, Warp, WarpState};
 use crate::config::Config;
 use crate::mem::GlobalMemory;
+use crate::stats::trace::TraceSink;
 use crate::stats::{KernelStats, WarpEvent};
 use gpusim_isa::FuncId;
 
@@ -42,7 +43,40 @@ pub struct LaunchResult {
     pub async_events: Vec<gpusim_models::async_sync::AsyncEvent>,
 }
 
-/// Run one kernel launch to completion (or fault) on a fresh set of SMs.
+/// What a launch produced, whether it completed or stopped at a fault.
+pub struct LaunchOutcome {
+    /// The counters of the cycles that ran (through the cycle of a fault; none for a launch
+    /// refused before its first cycle).
+    pub stats: KernelStats,
+    /// The checker's events in issue order (empty unless `LaunchSpec::record_async`).
+    pub async_events: Vec<gpusim_models::async_sync::AsyncEvent>,
+    /// What stopped the launch, if it did not complete.
+    pub fault: Option<Fault>,
+}
+
+impl LaunchOutcome {
+    /// A launch refused before its first cycle.
+    fn refused(kernel: &str, cfg: &Config, fault: Fault) -> LaunchOutcome {
+        let none: [(u32, &crate::stats::SmStats); 0] = [];
+        let mut stats = KernelStats::collect(
+            kernel,
+            0,
+            0.0,
+            cfg.sm.warp_size,
+            &sm_scope(cfg),
+            none.into_iter(),
+        );
+        stats.fault = Some(fault.kind.name());
+        LaunchOutcome {
+            stats,
+            async_events: Vec::new(),
+            fault: Some(fault),
+        }
+    }
+}
+
+/// Run one kernel launch to completion (or fault) on a fresh set of SMs, its warp events
+/// (`LaunchSpec::trace`) kept in memory.
 pub fn run_launch(
     prog: &Program,
     cfg: &Config,
@@ -51,6 +85,30 @@ pub fn run_launch(
     consts: &[u8],
     spec: &LaunchSpec,
 ) -> Result<LaunchResult, Fault> {
+    let mut events = Vec::new();
+    let o = run_launch_traced(prog, cfg, global, l2, consts, spec, &mut events);
+    match o.fault {
+        Some(f) => Err(f),
+        None => Ok(LaunchResult {
+            stats: o.stats,
+            events,
+            async_events: o.async_events,
+        }),
+    }
+}
+
+/// Run one kernel launch on a fresh set of SMs, handing its warp events (`LaunchSpec::trace`)
+/// to `trace` as they are produced, in cycle and SM order. A fault stops the launch; what
+/// ran until then is still counted, and dirty data is written back for the host either way.
+pub fn run_launch_traced(
+    prog: &Program,
+    cfg: &Config,
+    global: &mut GlobalMemory,
+    l2: &mut crate::mem::hierarchy::Backend,
+    consts: &[u8],
+    spec: &LaunchSpec,
+    trace: &mut dyn TraceSink,
+) -> LaunchOutcome {
     let entry = prog.module.function(spec.entry);
     let ws = cfg.sm.warp_size;
     // Saturating, not overflowing: an absurd block or shared size is rejected by `check_fits`.
@@ -59,12 +117,36 @@ pub fn run_launch(
     let regs = regs_per_thread(prog, cfg, spec.entry)
         .saturating_mul(n_warps)
         .saturating_mul(ws);
-    // The dynamic window follows the static data at its declared alignment.
-    let static_shared = u32::try_from(prog.module.dynamic_shared_offset()).unwrap_or(u32::MAX);
-    let shared = static_shared.saturating_add(spec.dynamic_shared);
-    let cluster =
-        super::cluster::cluster_shape(spec.grid, spec.cluster, entry.req_cluster, cfg.sm.count)
-            .map_err(|e| Fault::new(FaultKind::Launch, format!("kernel `{}`: {e}", entry.name)))?;
+    // In u64: a static segment of 4 GiB or more must not wrap to a small one. It fits u32
+    // once `check_fits` has compared it with `sm.shared_bytes`. The dynamic window follows the
+    // static data at its declared alignment.
+    let window = prog.module.dynamic_shared_offset();
+    let shared_needed = window + u64::from(spec.dynamic_shared);
+    let cluster = match super::cluster::cluster_shape(
+        spec.grid,
+        spec.cluster,
+        entry.req_cluster,
+        cfg.sm.count,
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            let f = Fault::new(FaultKind::Launch, format!("kernel `{}`: {e}", entry.name));
+            return LaunchOutcome::refused(&entry.name, cfg, f);
+        }
+    };
+    // `Config::for_module` refuses these before a run; a launch built by hand is checked too.
+    if let Some(m) = cfg.missing_unit(&prog.module) {
+        return LaunchOutcome::refused(&entry.name, cfg, Fault::new(FaultKind::Launch, m));
+    }
+    if let Err(m) = cfg.check_cluster_launch(cluster) {
+        let f = Fault::new(FaultKind::Launch, format!("kernel `{}`: {m}", entry.name));
+        return LaunchOutcome::refused(&entry.name, cfg, f);
+    }
+    if let Err(f) = check_fits(cfg, &entry.name, threads, n_warps, regs, shared_needed) {
+        return LaunchOutcome::refused(&entry.name, cfg, f);
+    }
+    let shared = shared_needed as u32;
+    let static_shared = window as u32;
     let geom = LaunchGeom {
         grid: spec.grid,
         block: spec.block,
@@ -75,13 +157,6 @@ pub fn run_launch(
         explicit_cluster: spec.cluster.is_some() || entry.req_cluster.is_some(),
     };
     let cluster_ctas: u32 = cluster.iter().product();
-    // `Config::for_module` refuses these before a run; a launch built by hand is checked too.
-    if let Some(m) = cfg.missing_unit(&prog.module) {
-        return Err(Fault::new(FaultKind::Launch, m));
-    }
-    cfg.check_cluster_launch(cluster)
-        .map_err(|m| Fault::new(FaultKind::Launch, format!("kernel `{}`: {m}", entry.name)))?;
-    check_fits(cfg, &geom, threads, n_warps, regs, shared)?;
     let interest = spec
         .record_async
         .then(|| gpusim_models::async_sync::Interest::new(&prog.module));
@@ -210,6 +285,9 @@ pub fn run_launch(
                     next_ready = Some(next_ready.map_or(wake[i], |n| n.min(wake[i])));
                 }
             }
+            // Every SM was stepped at most once this cycle, in id order: their events, taken
+            // in that order, are in (cycle, SM) order.
+            drain_events(&mut sms, trace);
             deliver(
                 &mut outbox,
                 &mut sms,
@@ -229,14 +307,15 @@ pub fn run_launch(
                 check_livelock(&sms, prog, epoch)?;
             }
             if cycle > cfg.watchdog_cycles {
+                let (details, waits) = warps_report(&sms, prog);
                 let mut f = Fault::new(
                     FaultKind::Watchdog,
                     format!(
-                        "kernel `{}` still running after {} cycles (watchdog_cycles)",
+                        "kernel `{}` still running after {} cycles (watchdog_cycles): {waits}",
                         geom.kernel, cfg.watchdog_cycles
                     ),
                 );
-                f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+                f.details = details;
                 return Err(f);
             }
             if issued > 0 || done_ctas == n_ctas {
@@ -248,8 +327,15 @@ pub fn run_launch(
                 Some(t) if t > cycle => cycle = t,
                 Some(_) => cycle += 1,
                 None => {
-                    let mut f = Fault::new(FaultKind::Deadlock, format!("no warp of kernel `{}` can ever proceed (cycle {cycle}): each waits on a barrier that cannot complete", geom.kernel));
-                    f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+                    let (details, waits) = warps_report(&sms, prog);
+                    let mut f = Fault::new(
+                        FaultKind::Deadlock,
+                        format!(
+                            "no warp of kernel `{}` can ever proceed (cycle {cycle}): {waits}",
+                            geom.kernel
+                        ),
+                    );
+                    f.details = details;
                     return Err(f);
                 }
             }
@@ -260,33 +346,52 @@ pub fn run_launch(
         l2.write_back_sm(&mut sm.mem, sm.id, global, &mut sm.stats.memory);
     }
     l2.sync_host(global);
-    outcome?;
     progress.finish();
+    // A fault stops the launch within `cycle`: the SMs stepped before it in that cycle left
+    // their events, and the cycles that ran are counted, each sleeping SM's up to the fault.
+    drain_events(&mut sms, trace);
+    let (cycles, fault) = match outcome {
+        Ok(()) => (cycle, None),
+        Err(f) => {
+            for (i, sm) in sms.iter_mut().enumerate() {
+                match last[i] {
+                    Some(l) if l < cycle && !sm.is_idle() => sm.account_idle(l + 1, cycle - l),
+                    _ => {}
+                }
+            }
+            (cycle + 1, Some(f))
+        }
+    };
     let wall = started.elapsed().as_secs_f64();
-    let stats = KernelStats::collect(
+    let mut stats = KernelStats::collect(
         &geom.kernel,
-        cycle,
+        cycles,
         wall,
         ws,
         &sm_scope(cfg),
         sms.iter().map(|s| (s.id, &s.stats)),
     );
-    let mut events: Vec<WarpEvent> = sms
-        .iter_mut()
-        .flat_map(|s| std::mem::take(&mut s.events))
-        .collect();
-    events.sort_by_key(|e| (e.cycle, e.sm));
+    stats.fault = fault.as_ref().map(|f| f.kind.name());
     // Each SM's log is in its order; SMs step in id order within a cycle.
     let mut async_events: Vec<gpusim_models::async_sync::AsyncEvent> = sms
         .iter_mut()
         .flat_map(|s| s.async_log.take().unwrap_or_default())
         .collect();
     async_events.sort_by_key(|e| (e.cycle, e.sm));
-    Ok(LaunchResult {
+    LaunchOutcome {
         stats,
-        events,
         async_events,
-    })
+        fault,
+    }
+}
+
+/// Hand every SM's warp events to `trace`, SM by SM.
+fn drain_events(sms: &mut [Sm], trace: &mut dyn TraceSink) {
+    for sm in sms.iter_mut().filter(|s| !s.events.is_empty()) {
+        for e in sm.events.drain(..) {
+            trace.event(e);
+        }
+    }
 }
 
 /// One SM's units of each kind (all sub-partitions) and warp slots.
@@ -303,11 +408,11 @@ fn sm_scope(cfg: &Config) -> crate::stats::Scope {
 
 fn check_fits(
     cfg: &Config,
-    geom: &LaunchGeom,
+    kernel: &str,
     threads: u32,
     n_warps: u32,
     regs: u32,
-    shared: u32,
+    shared: u64,
 ) -> Result<(), Fault> {
     let sm = &cfg.sm;
     // On an empty SM the CTA's warps spread round robin over the sub-partitions, whose
@@ -323,7 +428,7 @@ fn check_fits(
             "{regs} registers ({per_part} in one sub-partition); an SM has {} in {parts} sub-partition register files (sm.registers)",
             sm.registers
         ))
-    } else if shared > sm.shared_bytes {
+    } else if shared > u64::from(sm.shared_bytes) {
         Some(format!(
             "{shared} bytes of shared memory; an SM has {} (sm.shared_bytes)",
             sm.shared_bytes
@@ -334,10 +439,50 @@ fn check_fits(
     match problem {
         Some(p) => Err(Fault::new(
             FaultKind::Launch,
-            format!("a CTA of kernel `{}` needs {p}", geom.kernel),
+            format!("a CTA of kernel `{kernel}` needs {p}"),
         )),
         None => Ok(()),
     }
+}
+
+/// The module's static `.shared` variables must fit an SM's shared memory (`sm.shared_bytes`):
+/// every CTA of every kernel of the module holds them, so one that cannot fit is bad input
+/// (exit 2, at its declaration), not a fault of a running kernel.
+pub fn check_static_shared(prog: &Program, cfg: &Config) -> Result<(), gpusim_isa::PtxError> {
+    let limit = u64::from(cfg.sm.shared_bytes);
+    let m = &prog.module;
+    if m.shared_bytes <= limit {
+        return Ok(());
+    }
+    let over = m
+        .symbols
+        .iter()
+        .filter(|s| s.space == gpusim_isa::Space::Shared && !s.is_extern)
+        .filter(|s| s.offset + s.size() > limit)
+        .min_by_key(|s| s.offset);
+    let (line, col, what) = match over {
+        Some(s) => (
+            s.span.line,
+            s.span.col,
+            format!(
+                "`.shared` variable `{}` ({} bytes at offset {})",
+                s.name,
+                s.size(),
+                s.offset
+            ),
+        ),
+        None => (0, 0, "the module's `.shared` variables".to_string()),
+    };
+    Err(gpusim_isa::PtxError {
+        file: m.file.clone(),
+        line,
+        col,
+        text: String::new(),
+        message: format!(
+            "{what} does not fit in shared memory: the module's static shared data takes {} bytes, an SM has {limit} (sm.shared_bytes)",
+            m.shared_bytes
+        ),
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -437,25 +582,70 @@ fn make_cta(
 }
 
 /// Every unfinished warp either spins without any memory change or waits on a barrier: the
-/// kernel can never finish (liveness violation of the token stack, Habermaier §6.5).
+/// kernel can never finish. The report says why the spinning warps cannot leave their loop:
+/// diverged lanes that wait for lanes which only proceed after them (the token stack's
+/// liveness violation, Habermaier §6.5), or a converged path that loops for ever.
 fn check_livelock(sms: &[Sm], prog: &Program, epoch: u64) -> Result<(), Fault> {
-    let mut any_spinning = false;
+    let (mut diverged, mut converged) = (0, 0);
     for w in sms.iter().flat_map(|s| s.warps.iter().flatten()) {
         match w.state {
             WarpState::Completed | WarpState::Barrier(_) => {}
-            WarpState::Active if w.live.is_spinning(epoch) => any_spinning = true,
+            WarpState::Active if w.live.is_spinning(epoch) => {
+                let live = w.valid & !w.simt.exited_mask();
+                if w.simt.active_mask() == live {
+                    converged += 1;
+                } else {
+                    diverged += 1;
+                }
+            }
             WarpState::Active => return Ok(()),
         }
     }
-    if !any_spinning {
+    if diverged + converged == 0 {
         return Ok(());
     }
+    let (details, waits) = warps_report(sms, prog);
+    let why = if diverged > 0 {
+        format!("in {diverged} of the spinning warps diverged lanes wait on the reconvergence state (token stack or equivalent) for lanes that can only proceed after them (Habermaier 2011 §6.5)")
+    } else {
+        "every spinning warp runs converged (all its live lanes active) around a loop that changes no register, reconvergence state or memory: an infinite loop".to_string()
+    };
     let mut f = Fault::new(
         FaultKind::Liveness,
-        "liveness violation: every unfinished warp repeats the same state with no memory change; diverged lanes wait on the token stack for lanes that can only proceed after them (Habermaier 2011 §6.5)",
+        format!("liveness violation: no unfinished warp can ever make progress ({waits}); {why}"),
     );
-    f.details = sms.iter().flat_map(|s| s.describe_warps(prog)).collect();
+    f.details = details;
     Err(f)
+}
+
+/// The unfinished warps of every SM for a fault's details (finished ones counted, the list
+/// and each long stack bounded), and what they wait for, grouped: "2 warps wait at CTA
+/// barriers that cannot complete; 1 warp spins ...".
+fn warps_report(sms: &[Sm], prog: &Program) -> (Vec<String>, String) {
+    let (mut lines, mut waits, mut finished) = (Vec::new(), Vec::new(), 0);
+    for sm in sms {
+        let (warps, done) = sm.report_warps(prog);
+        finished += done;
+        for (wait, line) in warps {
+            waits.push(wait);
+            lines.push(line);
+        }
+    }
+    waits.sort();
+    let mut groups: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < waits.len() {
+        let n = waits[i..].iter().take_while(|&&w| w == waits[i]).count();
+        groups.push(waits[i].phrase(n));
+        i += n;
+    }
+    if groups.is_empty() {
+        groups.push("no warp is unfinished".into());
+    }
+    (
+        super::fault::warp_details(lines, finished),
+        groups.join("; "),
+    )
 }
 
 /// Registers per thread of `entry`: gpusim's liveness estimate, capped as ptxas caps them for a

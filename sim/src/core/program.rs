@@ -1,7 +1,7 @@
 //! A module prepared for execution: reconvergence tokens inserted where the PTX has none,
 //! per-instruction register dependences and latency classes, and where each variable lives.
 
-use super::deps::{deps_of, Deps};
+use super::deps::DepTable;
 use crate::config::{Config, UnitsConfig};
 use gpusim_isa::*;
 
@@ -226,7 +226,8 @@ pub enum Loc {
 }
 
 pub struct PreparedFn {
-    pub deps: Vec<Deps>,
+    /// Each instruction's register dependences (one arena per function).
+    pub deps: DepTable,
     pub class: Vec<Class>,
     /// Estimated physical registers per thread (see `register_estimate`).
     pub regs_per_thread: u32,
@@ -235,12 +236,13 @@ pub struct PreparedFn {
 /// PTX registers are virtual and plentiful; ptxas allocates far fewer. Estimate the physical
 /// count as the largest number of 32-bit register words whose live ranges (first to last
 /// mention, in program order) overlap, predicates excluded, plus 2 for the ABI, at least 16.
-pub fn register_estimate(f: &Function, deps: &[Deps]) -> u32 {
+pub fn register_estimate(f: &Function, deps: &DepTable) -> u32 {
     let n = f.regs.len();
     let mut first = vec![u32::MAX; n];
     let mut last = vec![0u32; n];
-    for (pc, d) in deps.iter().enumerate() {
-        for &r in d.reads().iter().chain(d.writes()) {
+    for pc in 0..deps.len() {
+        let (reads, writes) = deps.get(pc).expect("pc within the table");
+        for &r in reads.iter().chain(writes) {
             let r = r as usize;
             first[r] = first[r].min(pc as u32);
             last[r] = last[r].max(pc as u32);
@@ -298,7 +300,7 @@ impl Program {
             .functions
             .iter()
             .map(|f| {
-                let deps: Vec<Deps> = f.body.iter().map(deps_of).collect();
+                let deps = DepTable::build(&f.body);
                 PreparedFn {
                     regs_per_thread: register_estimate(f, &deps),
                     class: f.body.iter().map(|i| class_of(&i.op)).collect(),

@@ -2,18 +2,20 @@
 //! per-cycle issue step. Each scheduler issues at most one instruction per cycle.
 
 mod hopper;
+mod report;
 use super::cta::{Arrival, Cta, Release};
 use super::exec::{ExecEnv, Executed, MemSummary};
 use super::fault::{Fault, FaultKind};
 use super::program::Program;
 use super::program::Unit;
-use super::sched::Candidate;
+use super::sched::{checked_pick, not_selected, Candidate};
 use super::subpart::SubPartition;
 use super::warp::{Warp, WarpState};
 use crate::config::{BarrierDivergence, Config};
 use crate::simt::{Flow, Outcome, StepCtx};
 use crate::stats::{SmStats, Stall, WarpEvent};
 use gpusim_isa::{BarKind, Space};
+pub use report::Wait;
 use std::hash::Hasher;
 
 pub struct Sm {
@@ -221,11 +223,11 @@ impl Sm {
                     }
                 }
             }
-            let Some(slot) = self.parts[s].sched.pick(&self.cands) else {
+            let Some(slot) = checked_pick(self.parts[s].sched.as_mut(), &self.cands) else {
                 continue;
             };
-            let not_selected = self.cands.iter().filter(|c| c.ready).count() as u64 - 1;
-            self.stats.stall(Stall::NotSelected, not_selected);
+            self.stats
+                .stall(Stall::NotSelected, not_selected(&self.cands));
             self.stats.stall(Stall::Issued, 1);
             let first = self.issue(slot, s, cycle, sh, global, l2, epoch, &mut res)?;
             res.issued += 1;
@@ -465,19 +467,19 @@ impl Sm {
             }
         };
 
-        let deps = &sh.prog.funcs[f.0 as usize].deps[pc];
+        let deps = &sh.prog.funcs[f.0 as usize].deps;
         if w.simt.split_issue() {
             // A released `.sync` collective: each lane wrote the destinations of the matching
             // instruction at its own pc.
             let active = w.simt.active_mask();
             for l in (0..w.warp_size as usize).filter(|l| active >> l & 1 == 1) {
                 let at = w.simt.lane_pc(l) as usize;
-                let writes = sh.prog.funcs[f.0 as usize].deps[at].writes();
+                let writes = deps.writes(at);
                 w.set_ready(writes, cycle + lat.max(1), class.is_long());
             }
         } else if !matches!(ex.flow, Flow::CollectiveWait { .. }) {
             // (A collective that waits for its members writes nothing yet.)
-            w.set_ready(deps.writes(), cycle + lat.max(1), class.is_long());
+            w.set_ready(deps.writes(pc), cycle + lat.max(1), class.is_long());
         }
         w.instructions += 1;
         ctx.stats.warp_instructions += 1;
@@ -579,7 +581,7 @@ impl Sm {
                         w.warp_in_cta, cta.ctaid, sh.prog.module.file, inst.span.line, sh.geom.kernel
                     ),
                 );
-                f.details = vec![w.simt.describe()];
+                f.details = vec![super::fault::summarise_state(&w.simt.describe())];
                 return Err(f);
             }
             Err(e) => {
@@ -743,66 +745,6 @@ impl Sm {
         }
         n
     }
-
-    /// One line per resident warp: where it is and what it waits on (for fault reports).
-    pub fn describe_warps(&self, prog: &Program) -> Vec<String> {
-        let mut out = Vec::new();
-        for (slot, w) in self.warps.iter().enumerate() {
-            let Some(w) = w else { continue };
-            let cta = self.ctas[w.cta]
-                .as_ref()
-                .map(|c| c.ctaid)
-                .unwrap_or_default();
-            let f = prog.module.function(w.func());
-            let line = f
-                .body
-                .get(w.pc() as usize)
-                .map(|i| i.span.line)
-                .unwrap_or(0);
-            let parked = self.ctas[w.cta].as_ref().and_then(|c| {
-                c.mbar_waiters
-                    .iter()
-                    .find(|x| x.slot == slot)
-                    .map(|x| (c, x))
-            });
-            let wait = match w.state {
-                WarpState::Active if parked.is_some() => {
-                    let (c, x) = parked.expect("checked");
-                    hopper::describe_park(c, &x.park)
-                }
-                WarpState::Active if w.fetch_ready == u64::MAX => {
-                    "waiting at barrier.cluster".to_string()
-                }
-                WarpState::Active if w.live.spinning => "spinning without progress".to_string(),
-                WarpState::Active => "ready or waiting on registers".to_string(),
-                WarpState::Barrier(b) => describe_barriers(b),
-                WarpState::Completed => "completed".to_string(),
-            };
-            out.push(format!(
-                "SM {} warp slot {slot} (CTA {:?} warp {}): {} at {}:{line} in `{}`; {}",
-                self.id,
-                cta,
-                w.warp_in_cta,
-                wait,
-                prog.module.file,
-                f.name,
-                w.simt.describe()
-            ));
-        }
-        out
-    }
-}
-
-/// The barriers a blocked warp waits at, by name.
-fn describe_barriers(bits: u32) -> String {
-    let names: Vec<String> = (0..32)
-        .filter(|b| bits >> b & 1 == 1)
-        .map(|b| match b {
-            crate::simt::CLUSTER_BARRIER => "barrier.cluster".to_string(),
-            _ => format!("bar.sync {b}"),
-        })
-        .collect();
-    format!("waiting at {}", names.join(" and "))
 }
 
 /// Whether `w` can issue this cycle, or the state it is stalled in and when it may wake.

@@ -141,7 +141,9 @@ impl Warp {
     ) {
         let top = self.frame();
         let reg_base = top.reg_base + caller_regs;
-        let local_base = top.local_base + caller_frame_bytes;
+        // Saturating: a frame past 4 GiB lies beyond `sm.local_bytes_per_thread`, where every
+        // access faults, instead of wrapping onto the caller's frame.
+        let local_base = top.local_base.saturating_add(caller_frame_bytes);
         let need = (reg_base + n_regs) as usize;
         if self.ready.len() < need {
             self.ready.resize(need, 0);
@@ -169,7 +171,7 @@ impl Warp {
         let f = self.func().0 as usize;
         let pc = self.pc() as usize;
         (self.next_ready, self.wait_long) = match prog.funcs[f].deps.get(pc) {
-            Some(d) => self.regs_ready_at(d.reads(), d.writes()),
+            Some((reads, writes)) => self.regs_ready_at(reads, writes),
             // Past the end of the body: issue reports the fault.
             None => (0, false),
         };

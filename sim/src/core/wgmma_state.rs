@@ -116,8 +116,9 @@ pub fn time_issue(w: &mut Warp, op: &Op, cycle: u64, cfg: &WgmmaConfig) -> Optio
     };
     let busy = slice_cycles(wg, cfg);
     let done = cycle + busy + cfg.latency as u64;
-    let regs: Vec<u32> = wg.d.as_slice().iter().map(|r| r.0).collect();
-    w.set_ready(&regs, done, false);
+    for r in wg.d.as_slice() {
+        w.set_ready(&[r.0], done, false);
+    }
     let group = w.wgmma.group;
     w.wgmma.pending.push((group, done));
     Some(busy)

@@ -58,6 +58,7 @@ pub enum ExpectedFault {
     Watchdog,
     Deadlock,
     Trap,
+    InvalidOperand,
 }
 
 impl ExpectedFault {
@@ -70,6 +71,7 @@ impl ExpectedFault {
             ExpectedFault::Watchdog => "watchdog",
             ExpectedFault::Deadlock => "deadlock",
             ExpectedFault::Trap => "trap",
+            ExpectedFault::InvalidOperand => "invalid-operand",
         }
     }
 }

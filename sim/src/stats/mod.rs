@@ -303,6 +303,10 @@ pub struct KernelStats {
     #[serde(flatten)]
     pub counters: Counters,
     pub wall_seconds: f64,
+    /// The kind of fault that stopped this launch (its counters cover the cycles that ran);
+    /// absent when it completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<&'static str>,
     pub sms: Vec<SmReport>,
     /// The summed counters, for totals across launches.
     #[serde(skip)]
@@ -411,6 +415,7 @@ impl KernelStats {
             counters: counters(cycles, warp_size, &total, &gpu),
             gpu,
             wall_seconds: wall,
+            fault: None,
             sms: reports,
             raw: total,
         }

@@ -96,9 +96,9 @@ impl<'a> ModuleParser<'a> {
                         .err(span, "`bar.red` takes d, barrier, [count,] predicate"));
                 }
                 let d = self.dst(b, &raw[0])?;
-                let id = self.src(b, &raw[1], Type::U32)?;
+                let id = self.barrier_id(b, &raw[1])?;
                 let count = if raw.len() == 4 {
-                    Some(self.src(b, &raw[2], Type::U32)?)
+                    Some(self.barrier_count(b, &raw[2], kind)?)
                 } else {
                     None
                 };
@@ -121,9 +121,9 @@ impl<'a> ModuleParser<'a> {
                 if kind == BarKind::Arrive && raw.len() != 2 {
                     return Err(self.c.err(span, "`bar.arrive` needs a thread count"));
                 }
-                let id = self.src(b, &raw[0], Type::U32)?;
+                let id = self.barrier_id(b, &raw[0])?;
                 let count = if raw.len() == 2 {
-                    Some(self.src(b, &raw[1], Type::U32)?)
+                    Some(self.barrier_count(b, &raw[1], kind)?)
                 } else {
                     None
                 };
@@ -136,5 +136,41 @@ impl<'a> ModuleParser<'a> {
                 })
             }
         }
+    }
+
+    /// A barrier id: an immediate must be one of the CTA's 16 barriers (PTX ISA `barrier`:
+    /// "a logical barrier resource ... with value 0 through 15"; ptxas rejects others).
+    fn barrier_id(&mut self, b: &mut Body, raw: &RawOp) -> PResult<Operand> {
+        let id = self.src(b, raw, Type::U32)?;
+        if let Operand::Imm(v) = id {
+            if v > 15 {
+                return Err(self.c.err(
+                    raw.span(),
+                    format!("barrier number {v} is out of range 0..15"),
+                ));
+            }
+        }
+        Ok(id)
+    }
+
+    /// A barrier's thread count: an immediate must be a multiple of the warp size (PTX ISA
+    /// `barrier`: "the value must be a multiple of the warp size"), and not zero for
+    /// `bar.arrive` ("a non-zero thread count is required"); ptxas rejects others.
+    fn barrier_count(&mut self, b: &mut Body, raw: &RawOp, kind: BarKind) -> PResult<Operand> {
+        let count = self.src(b, raw, Type::U32)?;
+        if let Operand::Imm(v) = count {
+            if v % 32 != 0 {
+                return Err(self.c.err(
+                    raw.span(),
+                    format!("barrier thread count {v} is not a multiple of the warp size (32)"),
+                ));
+            }
+            if v == 0 && kind == BarKind::Arrive {
+                return Err(self
+                    .c
+                    .err(raw.span(), "`bar.arrive` needs a non-zero thread count"));
+            }
+        }
+        Ok(count)
     }
 }

@@ -31,16 +31,11 @@ impl<'a> ExecEnv<'a> {
                 if exec != 0 {
                     let l0 = exec.trailing_zeros() as usize;
                     let barid = self.val(w, id, l0);
-                    if barid >= 16 {
-                        return Err(self.fault(
-                            w,
-                            inst,
-                            l0,
-                            FaultKind::BarrierDivergence,
-                            format!("barrier id {barid} out of range 0..15"),
-                        ));
+                    let count = count.map(|c| self.val(w, &c, l0));
+                    if let Some(problem) = self.barrier_operands(w, *kind, barid, count) {
+                        return Err(self.fault(w, inst, l0, FaultKind::InvalidOperand, problem));
                     }
-                    let count = count.map(|c| self.val(w, &c, l0) as u32);
+                    let count = count.map(|c| c as u32);
                     let mut trues = 0;
                     if let Some((_, p)) = red {
                         for l in lanes(exec) {
@@ -108,6 +103,40 @@ impl<'a> ExecEnv<'a> {
             _ => unreachable!("`execute` dispatches only sync instructions here"),
         }
         Ok(())
+    }
+
+    /// What is wrong with a barrier's id and thread count, if anything (PTX ISA `barrier`:
+    /// ids 0 through 15; a thread count that is a multiple of the warp size, non-zero for
+    /// `arrive`). A count above the CTA's threads could never be reached: reported here, at
+    /// the instruction, rather than as the deadlock it would become.
+    fn barrier_operands(
+        &self,
+        w: &Warp,
+        kind: BarKind,
+        barid: u64,
+        count: Option<u64>,
+    ) -> Option<String> {
+        if barid >= super::super::cta::N_BARRIERS as u64 {
+            return Some(format!("barrier id {barid} is out of range 0..15"));
+        }
+        let count = count?;
+        let ws = u64::from(w.warp_size);
+        let threads: u64 = self.geom.block.iter().map(|&d| u64::from(d)).product();
+        if count % ws != 0 {
+            Some(format!(
+                "barrier {barid}: thread count {count} is not a multiple of the warp size ({ws})"
+            ))
+        } else if count == 0 && kind == BarKind::Arrive {
+            Some(format!(
+                "barrier {barid}: `bar.arrive` needs a non-zero thread count"
+            ))
+        } else if count > threads {
+            Some(format!(
+                "barrier {barid}: thread count {count} exceeds the CTA's {threads} threads, so it could never complete"
+            ))
+        } else {
+            None
+        }
     }
 
     /// The formal `flush` of this SM's L1 (dirty global lines written back, all dropped).

@@ -869,6 +869,14 @@ impl Run<'_, '_> {
         if self.txn.target != Target::Shared || self.txn.atomic.is_none() {
             return bottom("`lock` is defined for shared-memory atomics only");
         }
+        // The banks' locks are this operation's own, freed only when a step with its `unlock`
+        // ends: it would wait for itself for ever (and every later atomic on those banks
+        // behind it).
+        if self.locked {
+            return bottom(
+                "`lock` while the operation still holds its banks' locks (an `unlock` frees them at the end of its step): it would wait for itself for ever",
+            );
+        }
         let banks = self.txn.banks;
         let free = &self.ctx.mem.bank_free;
         let until = (0..free.len())
