@@ -17,5 +17,6 @@ pub mod progress;
 pub mod run;
 pub mod simt;
 pub mod stats;
+pub mod yaml;
 
 pub use run::{run_manifest, run_manifest_with, RunError, RunOptions, RunOutput};

@@ -123,7 +123,12 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     let module = gpusim_isa::parse_module(&kernel_path.display().to_string(), &src)?;
     let mut report = CheckReport::default();
 
-    let base = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &o.sets)?;
+    let base = crate::run::load_config_for(
+        o.config.as_deref(),
+        Some(manifest),
+        &manifest_sets(&lm),
+        &o.sets,
+    )?;
     let policy = o
         .policy
         .clone()

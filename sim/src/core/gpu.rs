@@ -53,7 +53,8 @@ pub fn run_launch(
 ) -> Result<LaunchResult, Fault> {
     let entry = prog.module.function(spec.entry);
     let ws = cfg.sm.warp_size;
-    // Saturating, not overflowing: an absurd block or shared size is rejected by `check_fits`.
+    // Saturating, not overflowing: an absurd block or shared size is rejected by
+    // `limits::check_launch`.
     let threads = spec.block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
     let n_warps = threads.div_ceil(ws);
     let regs = regs_per_thread(prog, cfg, spec.entry)
@@ -74,7 +75,21 @@ pub fn run_launch(
         explicit_cluster: spec.cluster.is_some() || entry.req_cluster.is_some(),
     };
     let cluster_ctas: u32 = cluster.iter().product();
-    check_fits(cfg, &geom, threads, n_warps, regs, shared)?;
+    // `run::run_manifest_with` and `gemm` check every launch before simulating any (exit 2);
+    // here the same check guards every other caller.
+    let shape = super::limits::LaunchShape {
+        grid: spec.grid,
+        block: spec.block,
+        cluster: spec.cluster,
+        non_portable_cluster: true,
+        dynamic_shared: spec.dynamic_shared,
+    };
+    super::limits::check_launch(prog, cfg, spec.entry, &shape).map_err(|e| {
+        Fault::new(
+            FaultKind::Launch,
+            format!("launch of kernel `{}`: {e}", geom.kernel),
+        )
+    })?;
     let interest = spec
         .record_async
         .then(|| gpusim_models::async_sync::Interest::new(&prog.module));
@@ -284,45 +299,6 @@ fn sm_scope(cfg: &Config) -> crate::stats::Scope {
         l2_bytes_per_cycle: cfg.l2.bytes_per_cycle as u64,
         dram_bytes_per_cycle: cfg.dram.bytes_per_cycle as u64,
         icnt_bytes_per_cycle: 2 * cfg.interconnect.port_bytes_per_cycle as u64,
-    }
-}
-
-fn check_fits(
-    cfg: &Config,
-    geom: &LaunchGeom,
-    threads: u32,
-    n_warps: u32,
-    regs: u32,
-    shared: u32,
-) -> Result<(), Fault> {
-    let sm = &cfg.sm;
-    // On an empty SM the CTA's warps spread round robin over the sub-partitions, whose
-    // register files hold sm.registers / sm.schedulers each.
-    let parts = sm.schedulers.max(1);
-    let per_part = n_warps
-        .div_ceil(parts)
-        .saturating_mul(regs / n_warps.max(1));
-    let problem = if threads > sm.max_threads || n_warps > sm.max_warps {
-        Some(format!("{threads} threads ({n_warps} warps); an SM holds {} threads and {} warps (sm.max_threads, sm.max_warps)", sm.max_threads, sm.max_warps))
-    } else if regs > sm.registers || per_part > sm.registers / parts {
-        Some(format!(
-            "{regs} registers ({per_part} in one sub-partition); an SM has {} in {parts} sub-partition register files (sm.registers)",
-            sm.registers
-        ))
-    } else if shared > sm.shared_bytes {
-        Some(format!(
-            "{shared} bytes of shared memory; an SM has {} (sm.shared_bytes)",
-            sm.shared_bytes
-        ))
-    } else {
-        None
-    };
-    match problem {
-        Some(p) => Err(Fault::new(
-            FaultKind::Launch,
-            format!("a CTA of kernel `{}` needs {p}", geom.kernel),
-        )),
-        None => Ok(()),
     }
 }
 

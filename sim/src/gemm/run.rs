@@ -211,9 +211,10 @@ fn find_entry(spec: &GemmSpec, prog: &Program) -> Result<FuncId, GemmError> {
             GemmError::Spec(spec.error(
                 "entry",
                 format!(
-                    "no .entry `{}` in {}; entries: {names:?}",
+                    "no .entry `{}` in {}; entries: {}",
                     spec.entry,
-                    spec.ptx.display()
+                    spec.ptx.display(),
+                    names.join(", ")
                 ),
             ))
         })

@@ -275,10 +275,12 @@ impl GemmSpec {
             path: p.to_string(),
             message: m,
         };
+        crate::yaml::precheck(text).map_err(|e| err(&e.path, e.message))?;
         let de = serde_norway::Deserializer::from_str(text);
         let raw: RawSpec = serde_path_to_error::deserialize(de).map_err(|e| {
             let p = e.path().to_string();
-            err(&p, e.into_inner().to_string())
+            let m = crate::yaml::without_path(&p, &e.into_inner().to_string());
+            err(&p, m)
         })?;
         for (key, v) in [
             ("tile.m", raw.tile.m),
