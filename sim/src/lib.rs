@@ -13,6 +13,7 @@ pub mod core;
 pub mod gemm;
 pub mod launch;
 pub mod mem;
+pub mod output;
 pub mod progress;
 pub mod run;
 pub mod simt;

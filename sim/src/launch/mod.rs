@@ -323,6 +323,14 @@ impl LoadedManifest {
                 .map_err(|e| err(format!("launches[{i}].{}", e.key), e.message))?;
         }
         for (name, b) in &manifest.buffers {
+            // `--dump DIR` writes DIR/NAME.npy: a name is one plain file name.
+            let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.';
+            if name.is_empty() || name.starts_with('.') || !name.chars().all(plain) {
+                return Err(err(
+                    format!("buffers.{name}"),
+                    format!("`{name}` is not a buffer name: use letters, digits, `_`, `-` and `.` (not first)"),
+                ));
+            }
             if let Some(k) = b.shape.iter().position(|&d| d == 0) {
                 return Err(err(
                     format!("buffers.{name}.shape[{k}]"),
