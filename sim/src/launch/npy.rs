@@ -3,6 +3,7 @@
 use super::DType;
 use std::path::Path;
 
+#[derive(Debug)]
 pub struct NpyArray {
     pub dtype: DType,
     pub shape: Vec<usize>,
