@@ -17,6 +17,18 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// Progress on stderr for long runs (after 2 s): a bar redrawn in place, a plain line
+    /// every 10 s, or none; `auto` is a bar on a terminal and plain lines otherwise.
+    #[arg(long, global = true, value_enum, default_value_t = ProgressArg::Auto)]
+    progress: ProgressArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ProgressArg {
+    Auto,
+    Bar,
+    Plain,
+    None,
 }
 
 #[derive(clap::Args)]
@@ -32,7 +44,7 @@ struct RunArgs {
     /// Write every buffer as DIR/<name>.npy after the last launch.
     #[arg(long)]
     dump: Option<PathBuf>,
-    /// Write all counters as JSON.
+    /// Write all counters as JSON (every key and stall state: docs/stats.md).
     #[arg(long)]
     stats_json: Option<PathBuf>,
     /// Write one line per issued warp instruction: pc, PTX, lanes, and the reconvergence
@@ -87,7 +99,8 @@ enum ChartArg {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a launch manifest: simulate, print a summary, verify its checks.
+    /// Run a launch manifest: simulate, print a summary, verify its checks. The statistics
+    /// and stall states of the summary and of --stats-json are explained in docs/stats.md.
     Run(RunArgs),
     /// Parse a PTX file and report its functions; --tokens prints them with reconvergence
     /// tokens inserted, --cfg their control-flow graphs.
@@ -153,6 +166,12 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    gpusim::progress::set_mode(match cli.progress {
+        ProgressArg::Auto => gpusim::progress::Mode::Auto,
+        ProgressArg::Bar => gpusim::progress::Mode::Bar,
+        ProgressArg::Plain => gpusim::progress::Mode::Plain,
+        ProgressArg::None => gpusim::progress::Mode::None,
+    });
     let code = match cli.cmd {
         Cmd::Run(args) => cmd_run(&args),
         Cmd::Gemm(args) => cmd_gemm(&args),
@@ -224,7 +243,12 @@ fn cmd_run(args: &RunArgs) -> i32 {
         }
     };
     let s = &out.stats;
+    let n_sms = s.kernels.first().map_or(0, |k| k.sms.len());
     outln!("gpusim: {}", manifest.display());
+    outln!(
+        "  config              {}",
+        config.map_or("tiny (embedded)".to_string(), |p| p.display().to_string())
+    );
     for k in &s.kernels {
         outln!(
             "  kernel {:<28} cycles {:>10}  warp insts {:>10}  IPC {:>6.3}  SIMD eff {:>5.1}%",
@@ -244,18 +268,20 @@ fn cmd_run(args: &RunArgs) -> i32 {
         100.0 * s.totals.simd_efficiency
     );
     outln!(
-        "  occupancy           {:.1}% (at most {} warps resident on an SM)",
+        "  occupancy           {:.1}% (averaged over all {n_sms} SMs; at most {} warps resident on an SM)",
         100.0 * s.totals.occupancy,
         s.totals.max_resident_warps
     );
-    let units: Vec<String> = s
-        .totals
-        .unit_utilisation
+    let units: Vec<String> = gpusim::stats::UNIT_NAMES
         .iter()
-        .filter(|(_, v)| **v > 0.0)
+        .filter_map(|k| Some((k, *s.totals.unit_utilisation.get(*k)?)))
+        .filter(|(_, v)| *v > 0.0)
         .map(|(k, v)| format!("{k} {:.1}%", 100.0 * v))
         .collect();
-    outln!("  unit utilisation    {}", units.join(", "));
+    outln!(
+        "  unit utilisation    {} (averaged over all {n_sms} SMs)",
+        units.join(", ")
+    );
     let m = &s.totals.memory;
     outln!(
         "  memory              global {} requests, {} sectors ({:.2}/request), {} lines; shared {} requests, {} conflict replays (degree {:.2})",
@@ -289,13 +315,19 @@ fn cmd_run(args: &RunArgs) -> i32 {
         100.0 * m.icnt_utilisation,
         c.icnt_queue_cycles
     );
-    let stalls: Vec<String> = s
-        .totals
-        .stalls
+    // The states of live warps in the order of docs/stats.md; finished warps apart.
+    use gpusim::stats::Stall;
+    let count = |st: Stall| s.totals.stalls.get(st.name()).copied().unwrap_or(0);
+    let live: Vec<String> = Stall::ALL
         .iter()
-        .map(|(k, v)| format!("{k} {v}"))
+        .filter(|&&st| st != Stall::Finished)
+        .map(|&st| format!("{} {}", st.name(), count(st)))
         .collect();
-    outln!("  warp-cycles         {}", stalls.join(", "));
+    outln!("  warp-cycles         {} (live warps)", live.join(", "));
+    outln!(
+        "  finished warps      {} warp-cycles (done, waiting for the rest of their CTA)",
+        count(Stall::Finished)
+    );
     outln!(
         "  simulation speed    {:.0} warp instructions/s ({:.3} s)",
         s.warp_instructions_per_second,

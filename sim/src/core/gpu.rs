@@ -21,7 +21,7 @@ pub struct LaunchSpec {
     pub params: Vec<u8>,
     /// Record a warp event per issued instruction.
     pub trace: bool,
-    /// Show a progress line on stderr (only if it is a terminal and the run is long).
+    /// Show progress on stderr (how: `progress::set_mode`; only once the launch is long).
     pub progress: bool,
     /// Timing-only run: `mma.sync` and `wgmma` leave their accumulators unchanged (the
     /// multiply-adds are skipped; every cycle is the same).
@@ -122,6 +122,7 @@ pub fn run_launch(
     let mut epoch = 0u64;
     let started = std::time::Instant::now();
     let mut progress = crate::progress::Progress::new(spec.progress);
+    let mut next_poll = 0u64;
     // Per-SM gating: an SM that issued nothing sleeps until its earliest wake-up (a warp's
     // ready time, a unit freeing, a copy landing) or a new CTA; nothing another SM does can
     // wake it sooner. `last[i]` is the last cycle SM i was stepped or accounted for.
@@ -133,8 +134,19 @@ pub fn run_launch(
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = (|| -> Result<(), Fault> {
         loop {
-            if cycle & 0xFFF == 0 {
-                progress.update(&geom.kernel, cycle, done_ctas, n_ctas);
+            // Polled every 4096 cycles (the loop may jump over cycles, so by distance).
+            if cycle >= next_poll {
+                next_poll = cycle + 4096;
+                if progress.active() {
+                    let state = crate::progress::LaunchState {
+                        cycle,
+                        warp_instructions: sms.iter().map(|s| s.stats.warp_instructions).sum(),
+                        ctas_done: done_ctas,
+                        ctas: n_ctas,
+                        watchdog: cfg.watchdog_cycles,
+                    };
+                    progress.update(&geom.kernel, state);
+                }
             }
             // Clusters of several CTAs: whole clusters, each CTA on its own SM.
             while cluster_ctas > 1 && next_cta < n_ctas {
@@ -261,8 +273,8 @@ pub fn run_launch(
         l2.write_back_sm(&mut sm.mem, sm.id, global, &mut sm.stats.memory);
     }
     l2.sync_host(global);
-    outcome?;
     progress.finish();
+    outcome?;
     let wall = started.elapsed().as_secs_f64();
     let stats = KernelStats::collect(
         &geom.kernel,
