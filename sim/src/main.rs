@@ -394,6 +394,8 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
         for s in &sizes {
             gemm::sizes::check_size(&spec, *s)?;
         }
+        // Every size's launch is checked before the first is simulated.
+        gemm::run::check_launches(&spec, &cfg, &sizes).map_err(|e| e.to_string())?;
         Ok((spec, cfg, clock, sizes))
     })();
     let (spec, cfg, clock, sizes) = match prepared {

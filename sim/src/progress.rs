@@ -91,12 +91,8 @@ impl Display {
 
     fn show(&mut self, v: View) {
         let now = Instant::now();
-        let elapsed = now - self.started;
-        if elapsed < QUIET_FOR {
-            return;
-        }
         match self.style {
-            Style::Bar => {
+            Style::Bar if now - self.started >= QUIET_FOR => {
                 let bar = self.bar.get_or_insert_with(|| {
                     let b = ProgressBar::new(v.total);
                     b.set_style(
@@ -110,24 +106,26 @@ impl Display {
                 bar.set_position(v.done);
                 bar.set_message(format!("{}  {}", v.unit, v.message));
             }
+            Style::Bar => {}
             Style::Plain => {
-                if self.last_line.is_some_and(|t| now - t < PLAIN_EVERY) {
-                    return;
+                if self.line_due(now) {
+                    // A closed stderr is ignored: progress is not worth a failure.
+                    let line = plain_line(&v, now - self.started);
+                    let _ = writeln!(std::io::stderr().lock(), "{line}");
                 }
-                self.last_line = Some(now);
-                // A closed stderr is ignored: progress is not worth a failure.
-                let _ = writeln!(
-                    std::io::stderr().lock(),
-                    "gpusim: {}: {}/{} {}, {}, {} elapsed",
-                    v.label,
-                    v.done,
-                    v.total,
-                    v.unit,
-                    v.message,
-                    seconds(elapsed)
-                );
             }
         }
+    }
+
+    /// Whether a plain line is due at `now` (and, if so, that it is written now): the first
+    /// after `QUIET_FOR`, then one every `PLAIN_EVERY`.
+    fn line_due(&mut self, now: Instant) -> bool {
+        let due = now - self.started >= QUIET_FOR
+            && self.last_line.is_none_or(|t| now - t >= PLAIN_EVERY);
+        if due {
+            self.last_line = Some(now);
+        }
+        due
     }
 
     fn finish(&mut self) {
@@ -135,6 +133,19 @@ impl Display {
             b.finish_and_clear();
         }
     }
+}
+
+/// One plain progress line.
+fn plain_line(v: &View, elapsed: Duration) -> String {
+    format!(
+        "gpusim: {}: {}/{} {}, {}, {} elapsed",
+        v.label,
+        v.done,
+        v.total,
+        v.unit,
+        v.message,
+        seconds(elapsed)
+    )
 }
 
 /// `12 s`, `4 min 05 s`, `2 h 03 min`.
@@ -339,5 +350,29 @@ mod tests {
             Some(Duration::from_secs(30))
         );
         assert_eq!(eta(Duration::from_secs(10), 0, 4), None);
+    }
+
+    /// Plain lines: nothing for the first 2 s, then one every 10 s however often it is polled.
+    #[test]
+    fn plain_lines_are_rate_limited() {
+        let mut d = Display::new(Style::Plain);
+        let t0 = d.started;
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        assert!(!d.line_due(at(1.9)));
+        assert!(d.line_due(at(2.0)));
+        assert!(!d.line_due(at(2.5)));
+        assert!(!d.line_due(at(11.9)));
+        assert!(d.line_due(at(12.0)));
+        let v = View {
+            label: "k",
+            unit: "CTAs",
+            done: 3,
+            total: 16,
+            message: "cycle 4096".into(),
+        };
+        assert_eq!(
+            plain_line(&v, Duration::from_secs(75)),
+            "gpusim: k: 3/16 CTAs, cycle 4096, 1 min 15 s elapsed"
+        );
     }
 }

@@ -60,9 +60,8 @@ pub fn without_path(path: &str, message: &str) -> String {
 
 /// The flow nesting (`[`, `{`) of `text` must stay within `MAX_DEPTH`; block nesting costs
 /// its indentation in bytes, so the parser's own limit finds it quickly. The scan skips
-/// comments, quoted scalars and block scalars (`|`, `>`); a bracket inside a plain scalar
-/// may be counted, which can only make the bound stricter for texts over a hundred brackets
-/// deep.
+/// comments, quoted scalars, block scalars (`|`, `>`) and brackets inside plain scalars of
+/// block context (`if (x) { ... }` in a program's text).
 pub fn check_depth(text: &str) -> Result<(), YamlError> {
     let mut depth = 0usize;
     // Indentation of the line that opened a block scalar; its more indented lines are text.
@@ -98,7 +97,12 @@ pub fn check_depth(text: &str) -> Result<(), YamlError> {
                     {
                         quote = Some(c)
                     }
-                    '[' | '{' => {
+                    // In block context a bracket opens a flow collection only where a value
+                    // starts (`key: [`, `- {`); inside one, every bracket is structural.
+                    '[' | '{'
+                        if depth > 0
+                            || (prev.is_whitespace() && last.is_none_or(|l| ":-?".contains(l))) =>
+                    {
                         depth += 1;
                         if depth > MAX_DEPTH {
                             return Err(YamlError {
@@ -111,7 +115,7 @@ pub fn check_depth(text: &str) -> Result<(), YamlError> {
                             });
                         }
                     }
-                    ']' | '}' => depth = depth.saturating_sub(1),
+                    ']' | '}' if depth > 0 => depth -= 1,
                     _ => {}
                 },
             }
@@ -154,7 +158,7 @@ mod tests {
         assert!(check_depth(&ok).is_ok());
         // Brackets in comments, quotes and block scalars are text.
         let text = format!(
-            "a: '{0}''{0}'\nb: \"{0}\" # {0}\nc: |\n  {0}\n  {0}\nd: [1, '{0}']\ne: don't\n",
+            "a: '{0}''{0}'\nb: \"{0}\" # {0}\nc: |\n  {0}\n  {0}\nd: [1, '{0}']\ne: don't\nf: x {0}\n",
             "[".repeat(200)
         );
         assert!(check_depth(&text).is_ok(), "{:?}", check_depth(&text));

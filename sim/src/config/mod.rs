@@ -394,7 +394,13 @@ pub struct ConfigError {
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `--set sm.count=0: must be at least 1`: the key is said once.
+        let said = self.source_name.strip_prefix("--set ").is_some_and(|s| {
+            s.strip_prefix(self.path.as_str())
+                .is_some_and(|r| r.starts_with('='))
+        });
         match self.path.as_str() {
+            _ if said => write!(f, "{}: {}", self.source_name, self.message),
             "" => write!(f, "{}: {}", self.source_name, self.message),
             p => write!(f, "{}: {p}: {}", self.source_name, self.message),
         }

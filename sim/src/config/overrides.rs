@@ -84,8 +84,8 @@ impl Override {
     }
 
     /// The error's source and key path as the user wrote them: `FILE` and `set.KEY...` for a
-    /// manifest's override; `--set KEY=VALUE` and the part of the path below KEY for the
-    /// command line's (empty when it is KEY itself, so that the key is said once).
+    /// manifest's override; `--set KEY=VALUE` and the key path for the command line's
+    /// (`ConfigError`'s `Display` leaves the path out when the source already says it).
     pub fn locate(&self, path: &str) -> (String, String) {
         let below = path
             .strip_prefix(self.key.as_str())
@@ -100,7 +100,7 @@ impl Override {
             }
             Origin::CommandLine => (
                 format!("--set {}={}", self.key, short(&self.value)),
-                below.unwrap_or(path).to_string(),
+                path.to_string(),
             ),
         }
     }

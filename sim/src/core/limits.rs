@@ -108,7 +108,7 @@ fn check_cluster(grid: [u32; 3], c: [u32; 3], non_portable: bool) -> Result<(), 
             return Err(limit(
                 "cluster",
                 format!(
-                    "cluster {c:?} does not divide grid {grid:?}: {} is {} in the grid, {} in the cluster",
+                    "grid {grid:?} is not a whole number of clusters {c:?}: {} is {} in the grid, {} in the cluster",
                     AXES[k], grid[k], c[k]
                 ),
             ));
@@ -250,6 +250,6 @@ mod tests {
         s.cluster = Some([32, 1, 1]);
         assert!(check_dims(&s).is_err());
         let e = check_dims(&shape([6, 1, 1], [32, 1, 1], Some([4, 1, 1]))).unwrap_err();
-        assert!(e.message.contains("does not divide"), "{e}");
+        assert!(e.message.contains("whole number of clusters"), "{e}");
     }
 }

@@ -198,6 +198,9 @@ struct RawSpec {
     split_k: u32,
     #[serde(default)]
     cluster: Option<Dim3>,
+    /// Clusters of 9 to 16 CTAs (`cudaFuncAttributeNonPortableClusterSizeAllowed`).
+    #[serde(default)]
+    non_portable_cluster: bool,
     #[serde(default)]
     dynamic_shared_bytes: u32,
     args: Vec<Value>,
@@ -257,6 +260,8 @@ pub struct GemmSpec {
     pub b_layout: BLayout,
     /// Thread-block cluster shape (None: the kernel's `.reqnctapercluster`, if any).
     pub cluster: Option<[u32; 3]>,
+    /// Clusters may hold up to 16 CTAs instead of 8.
+    pub non_portable_cluster: bool,
 }
 
 impl GemmSpec {
@@ -319,13 +324,33 @@ impl GemmSpec {
                 ),
             ));
         }
+        // The grid depends on the size: `run::check_launches` checks the rest.
+        let block_only = crate::core::limits::LaunchShape {
+            grid: [1; 3],
+            block: raw.block.0,
+            cluster: None,
+            non_portable_cluster: raw.non_portable_cluster,
+            dynamic_shared: raw.dynamic_shared_bytes,
+        };
+        crate::core::limits::check_dims(&block_only).map_err(|e| err(e.key, e.message))?;
         if let Some(c) = raw.cluster {
-            if c.count() > crate::core::cluster::MAX_CLUSTER_CTAS as u64 {
+            let max = if raw.non_portable_cluster {
+                crate::core::cluster::MAX_CLUSTER_CTAS as u64
+            } else {
+                crate::core::limits::MAX_PORTABLE_CLUSTER
+            };
+            if c.count() > max {
                 return Err(err(
                     "cluster",
                     format!(
-                        "a cluster has at most {} CTAs",
-                        crate::core::cluster::MAX_CLUSTER_CTAS
+                        "cluster {:?} has {} CTAs; a cluster holds at most {max}{}",
+                        c.0,
+                        c.count(),
+                        if raw.non_portable_cluster {
+                            ""
+                        } else {
+                            " (16 with `non_portable_cluster: true`)"
+                        }
                     ),
                 ));
             }
@@ -399,6 +424,7 @@ impl GemmSpec {
             anchors: raw.anchors,
             b_layout: raw.b_layout,
             cluster: raw.cluster.map(|c| c.0),
+            non_portable_cluster: raw.non_portable_cluster,
         })
     }
 

@@ -28,11 +28,20 @@ pub fn number(v: &Value) -> Option<(f64, Option<i128>)> {
     }
 }
 
-/// The number as written, for messages (`2.5`, `-5`, `NaN`).
+/// The number as written, for messages (`2.5`, `-5`, `NaN`, `1e39`).
 pub fn show(v: (f64, Option<i128>)) -> String {
     match v {
         (_, Some(i)) => i.to_string(),
-        (f, None) => format!("{f}"),
+        (f, None) => float_text(f),
+    }
+}
+
+/// A float in few digits: `1e39` rather than forty digits.
+pub fn float_text(f: f64) -> String {
+    if f.is_finite() && f != 0.0 && !(1e-5..1e16).contains(&f.abs()) {
+        format!("{f:e}")
+    } else {
+        format!("{f}")
     }
 }
 
@@ -96,7 +105,9 @@ pub fn fit_float<T>(
     let x = convert(v);
     if v.is_finite() && is_infinite(&x) {
         return Err(format!(
-            "{v} is beyond the range of {type_name} (largest finite value {max})"
+            "{} is beyond the range of {type_name} (largest finite value {})",
+            float_text(v),
+            float_text(max)
         ));
     }
     Ok(x)
