@@ -137,7 +137,7 @@ fn opens_block_scalar(line: &str) -> bool {
         Some(i) => &line[..i],
         None => line,
     };
-    let Some(last) = code.trim_end().split_whitespace().last() else {
+    let Some(last) = code.split_whitespace().last() else {
         return false;
     };
     let mut chars = last.chars();

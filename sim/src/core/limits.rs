@@ -192,7 +192,7 @@ fn check_fits(
             ),
         ));
     }
-    let static_shared = prog.module.shared_bytes as u64;
+    let static_shared = prog.module.shared_bytes;
     let shared = static_shared + s.dynamic_shared as u64;
     if shared > sm.shared_bytes as u64 {
         return Err(limit(
