@@ -189,6 +189,7 @@ impl Outer {
         let elapsed = self.display.started.elapsed();
         let message = match eta(elapsed, self.done, self.total) {
             Some(t) => format!("ETA {}", seconds(t)),
+            None if self.done >= self.total => "finishing".into(),
             None => "ETA unknown".into(),
         };
         let (label, unit) = (self.label.clone(), self.unit.clone());
