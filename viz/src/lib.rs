@@ -93,7 +93,12 @@ pub fn plot(chart: Chart, stats: &Value, out: &Path) -> Result<(), VizError> {
             draw(chart, stats, &root).and_then(|()| {
                 root.present().map_err(|e| VizError::Output {
                     path: out.display().to_string(),
-                    message: e.to_string(),
+                    message: match e {
+                        DrawingAreaErrorKind::BackendError(
+                            plotters_backend::DrawingErrorKind::DrawingError(io),
+                        ) => io.to_string(),
+                        other => other.to_string(),
+                    },
                 })
             })
         }
