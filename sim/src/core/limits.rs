@@ -81,27 +81,31 @@ pub fn check_dims(s: &LaunchShape) -> Result<(), LimitError> {
     Ok(())
 }
 
+/// Why cluster shape `c` has too many CTAs (or a zero dimension), if it does: at most 8, or 16
+/// when the kernel allows a non-portable size.
+pub fn cluster_size_error(c: [u32; 3], non_portable: bool) -> Option<String> {
+    let n: u64 = c.iter().map(|&d| d as u64).product();
+    let most = super::cluster::MAX_CLUSTER_CTAS as u64;
+    if c.contains(&0) {
+        return Some(format!("cluster {c:?} has a dimension of 0"));
+    }
+    if non_portable && n > most {
+        return Some(format!(
+            "cluster {c:?} has {n} CTAs; a cluster holds at most {most}"
+        ));
+    }
+    if !non_portable && n > MAX_PORTABLE_CLUSTER {
+        return Some(format!(
+            "cluster {c:?} has {n} CTAs; a portable cluster holds at most {MAX_PORTABLE_CLUSTER} (at most {most} with `non_portable_cluster: true`, as cudaFuncAttributeNonPortableClusterSizeAllowed allows)"
+        ));
+    }
+    None
+}
+
 /// A cluster's size (portable or not) and that it tiles the grid.
 fn check_cluster(grid: [u32; 3], c: [u32; 3], non_portable: bool) -> Result<(), LimitError> {
-    let n: u64 = c.iter().map(|&d| d as u64).product();
-    let max = if non_portable {
-        super::cluster::MAX_CLUSTER_CTAS as u64
-    } else {
-        MAX_PORTABLE_CLUSTER
-    };
-    if c.contains(&0) || n > max {
-        let hint = if non_portable {
-            String::new()
-        } else {
-            format!(
-                " (up to {} with `non_portable_cluster: true`, as cudaFuncAttributeNonPortableClusterSizeAllowed allows)",
-                super::cluster::MAX_CLUSTER_CTAS
-            )
-        };
-        return Err(limit(
-            "cluster",
-            format!("cluster {c:?} has {n} CTAs; a cluster holds 1 to {max}{hint}"),
-        ));
+    if let Some(e) = cluster_size_error(c, non_portable) {
+        return Err(limit("cluster", e));
     }
     for k in 0..3 {
         if grid[k] % c[k] != 0 {

@@ -333,27 +333,11 @@ impl GemmSpec {
             dynamic_shared: raw.dynamic_shared_bytes,
         };
         crate::core::limits::check_dims(&block_only).map_err(|e| err(e.key, e.message))?;
-        if let Some(c) = raw.cluster {
-            let max = if raw.non_portable_cluster {
-                crate::core::cluster::MAX_CLUSTER_CTAS as u64
-            } else {
-                crate::core::limits::MAX_PORTABLE_CLUSTER
-            };
-            if c.count() > max {
-                return Err(err(
-                    "cluster",
-                    format!(
-                        "cluster {:?} has {} CTAs; a cluster holds at most {max}{}",
-                        c.0,
-                        c.count(),
-                        if raw.non_portable_cluster {
-                            ""
-                        } else {
-                            " (16 with `non_portable_cluster: true`)"
-                        }
-                    ),
-                ));
-            }
+        if let Some(e) = raw
+            .cluster
+            .and_then(|c| crate::core::limits::cluster_size_error(c.0, raw.non_portable_cluster))
+        {
+            return Err(err("cluster", e));
         }
         let mut args = Vec::with_capacity(raw.args.len());
         for (i, v) in raw.args.iter().enumerate() {
