@@ -3,13 +3,13 @@
 
 mod common;
 
-#[path = "defects/input.rs"]
-mod input;
-#[path = "defects/core.rs"]
-mod core_machine;
-#[path = "defects/check.rs"]
-mod check;
-#[path = "defects/hopper.rs"]
-mod hopper;
 #[path = "defects/arch.rs"]
 mod arch;
+#[path = "defects/check.rs"]
+mod check;
+#[path = "defects/core.rs"]
+mod core_machine;
+#[path = "defects/hopper.rs"]
+mod hopper;
+#[path = "defects/input.rs"]
+mod input;
