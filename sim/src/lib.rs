@@ -13,9 +13,11 @@ pub mod core;
 pub mod gemm;
 pub mod launch;
 pub mod mem;
+pub mod output;
 pub mod progress;
 pub mod run;
 pub mod simt;
 pub mod stats;
+pub mod yaml;
 
 pub use run::{run_manifest, run_manifest_with, RunError, RunOptions, RunOutput};

@@ -2,8 +2,10 @@
 //! `gpusim lint FILE`, `gpusim fuzz` and `gpusim gemm SPEC`.
 
 use clap::{Parser, Subcommand};
+use gpusim::output::{check_dir, check_file, write_file};
 use gpusim::run::{run_manifest_traced, RunError, RunOptions};
 use gpusim::stats::trace::{TraceSink, TraceWriter};
+use gpusim::{errln, out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,6 +18,18 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// Progress on stderr for long runs (after 2 s): a bar redrawn in place, a plain line
+    /// every 10 s, or none; `auto` is a bar on a terminal and plain lines otherwise.
+    #[arg(long, global = true, value_enum, default_value_t = ProgressArg::Auto)]
+    progress: ProgressArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ProgressArg {
+    Auto,
+    Bar,
+    Plain,
+    None,
 }
 
 #[derive(clap::Args)]
@@ -31,7 +45,7 @@ struct RunArgs {
     /// Write every buffer as DIR/<name>.npy after the last launch.
     #[arg(long)]
     dump: Option<PathBuf>,
-    /// Write all counters as JSON.
+    /// Write all counters as JSON (every key and stall state: docs/stats.md).
     #[arg(long)]
     stats_json: Option<PathBuf>,
     /// Write one line per issued warp instruction: pc, PTX, lanes, and the reconvergence
@@ -86,7 +100,8 @@ enum ChartArg {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a launch manifest: simulate, print a summary, verify its checks.
+    /// Run a launch manifest: simulate, print a summary, verify its checks. The statistics
+    /// and stall states of the summary and of --stats-json are explained in docs/stats.md.
     Run(RunArgs),
     /// Parse a PTX file and report its functions; --tokens prints them with reconvergence
     /// tokens inserted, --cfg their control-flow graphs.
@@ -152,6 +167,12 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    gpusim::progress::set_mode(match cli.progress {
+        ProgressArg::Auto => gpusim::progress::Mode::Auto,
+        ProgressArg::Bar => gpusim::progress::Mode::Bar,
+        ProgressArg::Plain => gpusim::progress::Mode::Plain,
+        ProgressArg::None => gpusim::progress::Mode::None,
+    });
     let code = match cli.cmd {
         Cmd::Run(args) => cmd_run(&args),
         Cmd::Gemm(args) => cmd_gemm(&args),
@@ -172,7 +193,7 @@ fn main() -> ExitCode {
             set,
         } => cmd_check(&manifest, policy, runs, seed, config, &set),
     };
-    ExitCode::from(code as u8)
+    ExitCode::from(gpusim::output::finish(code) as u8)
 }
 
 fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>, String> {
@@ -190,10 +211,21 @@ fn cmd_run(args: &RunArgs) -> i32 {
     let sets = match parse_sets(set) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return 2;
         }
     };
+    // Output paths are checked before the simulation, which may take long.
+    let files = [&args.stats_json, &args.trace_warps];
+    let checked = files
+        .into_iter()
+        .flatten()
+        .try_for_each(|p| check_file(p))
+        .and_then(|()| args.dump.as_deref().map_or(Ok(()), check_dir));
+    if let Err(e) = checked {
+        errln!("error: {e}");
+        return 2;
+    }
     let opts = RunOptions {
         trace_warps: args.trace_warps.is_some(),
         progress: true,
@@ -209,7 +241,7 @@ fn cmd_run(args: &RunArgs) -> i32 {
     {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return 2;
         }
     };
@@ -225,7 +257,7 @@ fn cmd_run(args: &RunArgs) -> i32 {
                 RunError::Fault(_) => "",
                 _ => "error: ",
             };
-            eprintln!("{kind}{e}");
+            errln!("{kind}{e}");
             if let Some(path) = &args.trace_warps {
                 drop(trace);
                 let _ = std::fs::remove_file(path);
@@ -234,19 +266,23 @@ fn cmd_run(args: &RunArgs) -> i32 {
         }
     };
     let s = &out.stats;
-    println!("gpusim: {}", manifest.display());
+    let n_sms = s.kernels.first().map_or(0, |k| k.sms.len());
     let mc = &s.machine;
+    outln!("gpusim: {}", manifest.display());
+    outln!(
+        "  config              {} ({}, {})",
+        config.map_or("tiny (embedded)".to_string(), |p| p.display().to_string()),
+        mc.config,
+        mc.arch
+    );
     let chosen = if mc.reconvergence_setting == "auto" {
         format!(" (auto: .target {} on {})", mc.target, mc.arch)
     } else {
         String::new()
     };
-    println!(
-        "  machine             config {} ({}), reconvergence {}{chosen}",
-        mc.config, mc.arch, mc.reconvergence
-    );
+    outln!("  reconvergence       {}{chosen}", mc.reconvergence);
     for k in &s.kernels {
-        println!(
+        outln!(
             "  kernel {:<28} cycles {:>10}  warp insts {:>10}  IPC {:>6.3}  SIMD eff {:>5.1}%",
             k.kernel,
             k.counters.cycles,
@@ -255,29 +291,31 @@ fn cmd_run(args: &RunArgs) -> i32 {
             100.0 * k.counters.simd_efficiency
         );
     }
-    println!("  cycles              {}", s.totals.cycles);
-    println!("  warp instructions   {}", s.totals.warp_instructions);
-    println!("  thread instructions {}", s.totals.thread_instructions);
-    println!("  IPC                 {:.3}", s.totals.ipc);
-    println!(
+    outln!("  cycles              {}", s.totals.cycles);
+    outln!("  warp instructions   {}", s.totals.warp_instructions);
+    outln!("  thread instructions {}", s.totals.thread_instructions);
+    outln!("  IPC                 {:.3}", s.totals.ipc);
+    outln!(
         "  SIMD efficiency     {:.1}%",
         100.0 * s.totals.simd_efficiency
     );
-    println!(
-        "  occupancy           {:.1}% (at most {} warps resident on an SM)",
+    outln!(
+        "  occupancy           {:.1}% (averaged over all {n_sms} SMs; at most {} warps resident on an SM)",
         100.0 * s.totals.occupancy,
         s.totals.max_resident_warps
     );
-    let units: Vec<String> = s
-        .totals
-        .unit_utilisation
+    let units: Vec<String> = gpusim::stats::UNIT_NAMES
         .iter()
-        .filter(|(_, v)| **v > 0.0)
+        .filter_map(|k| Some((k, *s.totals.unit_utilisation.get(*k)?)))
+        .filter(|(_, v)| *v > 0.0)
         .map(|(k, v)| format!("{k} {:.1}%", 100.0 * v))
         .collect();
-    println!("  unit utilisation    {}", units.join(", "));
+    outln!(
+        "  unit utilisation    {} (averaged over all {n_sms} SMs)",
+        units.join(", ")
+    );
     let m = &s.totals.memory;
-    println!(
+    outln!(
         "  memory              global {} requests, {} sectors ({:.2}/request), {} lines; shared {} requests, {} conflict replays (degree {:.2})",
         m.counters.global_requests,
         m.counters.global_sectors,
@@ -288,17 +326,17 @@ fn cmd_run(args: &RunArgs) -> i32 {
         m.shared_conflict_degree
     );
     let c = &m.counters;
-    println!(
+    outln!(
         "  caches              L1 {} hits, {} misses, {} evictions, {} write-backs, {} flushed, {} reservation fails; L2 {} hits, {} misses, {} evictions, {} write-backs, {} reservation fails",
         c.l1_hits, c.l1_misses, c.l1_evictions, c.l1_writebacks, c.l1_flushed, c.l1_reservation_fails,
         c.l2_hits, c.l2_misses, c.l2_evictions, c.l2_writebacks, c.l2_reservation_fails
     );
-    println!(
+    outln!(
         "  DRAM                {} reads, {} writes; row buffer {} hits, {} misses, {} conflicts (hit rate {:.1}%)",
         c.dram_reads, c.dram_writes, c.dram_row_hits, c.dram_row_misses, c.dram_row_conflicts,
         100.0 * m.dram_row_hit_rate
     );
-    println!(
+    outln!(
         "  bandwidth           MSHR {} merges, {} stalls; L2 {:.0} busy cycles ({:.1}%), DRAM {:.0} busy cycles ({:.1}%); interconnect {:.1}% of the SM ports, {} queueing cycles",
         c.mshr_merges,
         c.mshr_stalls,
@@ -309,39 +347,46 @@ fn cmd_run(args: &RunArgs) -> i32 {
         100.0 * m.icnt_utilisation,
         c.icnt_queue_cycles
     );
-    let stalls: Vec<String> = s
-        .totals
-        .stalls
+    // The states of live warps in the order of docs/stats.md; finished warps apart.
+    use gpusim::stats::Stall;
+    let count = |st: Stall| s.totals.stalls.get(st.name()).copied().unwrap_or(0);
+    let live: Vec<String> = Stall::ALL
         .iter()
-        .map(|(k, v)| format!("{k} {v}"))
+        .filter(|&&st| st != Stall::Finished)
+        .map(|&st| format!("{} {}", st.name(), count(st)))
         .collect();
-    println!("  warp-cycles         {}", stalls.join(", "));
-    println!(
+    outln!("  warp-cycles         {} (live warps)", live.join(", "));
+    outln!(
+        "  finished warps      {} warp-cycles (done, waiting for the rest of their CTA)",
+        count(Stall::Finished)
+    );
+    outln!(
         "  simulation speed    {:.0} warp instructions/s ({:.3} s)",
-        s.warp_instructions_per_second, s.wall_seconds
+        s.warp_instructions_per_second,
+        s.wall_seconds
     );
     if let Some(f) = &out.expected_fault {
-        println!("  expected fault      {f}");
+        outln!("  expected fault      {f}");
     }
     // Every requested output is written, a faulted run's too (up to the fault).
     let written = write_outputs(args, &out, trace);
     if let Some(f) = fault {
-        println!("  checks              not run: the kernel faulted");
-        eprintln!("{f}");
+        outln!("  checks              not run: the kernel faulted");
+        errln!("{f}");
         return 3;
     }
     if let Err(e) = written {
-        eprintln!("error: {e}");
+        errln!("error: {e}");
         return 2;
     }
     if out.failures.is_empty() {
-        println!("  checks              passed");
+        outln!("  checks              passed");
         0
     } else {
         for f in &out.failures {
-            println!("  CHECK FAILED: {} ({} mismatches)", f.buffer, f.mismatches);
+            outln!("  CHECK FAILED: {} ({} mismatches)", f.buffer, f.mismatches);
             for (i, got, exp) in &f.first {
-                println!("    [{i}] got {got}, expected {exp}");
+                outln!("    [{i}] got {got}, expected {exp}");
             }
         }
         1
@@ -367,7 +412,7 @@ fn write_outputs(
     }
     if let Some(path) = &args.stats_json {
         let text = serde_json::to_string_pretty(&out.stats).expect("stats serialise");
-        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        write_file(path, text)?;
     }
     Ok(())
 }
@@ -386,15 +431,20 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
             .map_err(|e| e.to_string())?;
         let clock = metrics::clock_hz(&cfg)?;
         let sizes = gemm::parse_sizes(&args.sizes).map_err(|e| format!("--sizes: {e}"))?;
+        if let Some(csv) = &args.csv {
+            check_file(csv).map_err(|e| format!("--csv: {e}"))?;
+        }
         for s in &sizes {
             gemm::sizes::check_size(&spec, *s)?;
         }
+        // Every size's launch is checked before the first is simulated.
+        gemm::run::check_launches(&spec, &cfg, &sizes).map_err(|e| e.to_string())?;
         Ok((spec, cfg, clock, sizes))
     })();
     let (spec, cfg, clock, sizes) = match prepared {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return 2;
         }
     };
@@ -404,7 +454,7 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
         progress: true,
         skip_tensor_math: args.skip_tensor_math,
     };
-    println!(
+    outln!(
         "gpusim gemm: {} on {} ({} SMs at {} MHz; {} peak {:.1} TFLOP/s)",
         spec.name,
         cfg.name,
@@ -417,19 +467,19 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
         },
         metrics::peak_tflops(&cfg, spec.math, clock)
     );
-    println!("{}", report::table_header());
+    outln!("{}", report::table_header());
     let mut rows = Vec::new();
     let mut code = 0;
     for size in sizes {
         match gemm::run_size(&spec, &cfg, size, &opts) {
             Ok(run) => {
                 let m = gemm::metrics(&spec, &cfg, &run, clock);
-                println!("{}", report::table_row(&m));
+                outln!("{}", report::table_row(&m));
                 if let gemm::Verification::Failed {
                     mismatches, first, ..
                 } = &m.verification
                 {
-                    println!(
+                    outln!(
                         "  VERIFICATION FAILED: {mismatches} elements of C; C[{}] = {}, expected {}",
                         first.0, first.1, first.2
                     );
@@ -438,7 +488,7 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
                 rows.push(m);
             }
             Err(e) => {
-                eprintln!("error: size {size}: {e}");
+                errln!("error: size {size}: {e}");
                 code = e.exit_code();
                 break;
             }
@@ -446,14 +496,14 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
     }
     let anchors = report::anchor_lines(&rows);
     if !anchors.is_empty() {
-        println!("published figures on {}:", cfg.name);
+        outln!("published figures on {}:", cfg.name);
         for l in anchors {
-            println!("{l}");
+            outln!("{l}");
         }
     }
     if let Some(path) = &args.csv {
-        if let Err(e) = std::fs::write(path, report::csv(&spec.name, &cfg.name, &rows)) {
-            eprintln!("error: cannot write {}: {e}", path.display());
+        if let Err(e) = write_file(path, report::csv(&spec.name, &cfg.name, &rows)) {
+            errln!("error: {e}");
             return 2;
         }
     }
@@ -467,7 +517,7 @@ fn cmd_plot(chart: ChartArg, stats: &std::path::Path, output: &std::path::Path) 
     {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("error: {}: {e}", stats.display());
+            errln!("error: {}: {e}", stats.display());
             return 2;
         }
     };
@@ -477,8 +527,12 @@ fn cmd_plot(chart: ChartArg, stats: &std::path::Path, output: &std::path::Path) 
     };
     match gpusim_viz::plot(chart, &doc, output) {
         Ok(()) => 0,
+        Err(gpusim_viz::VizError::Input(e)) => {
+            errln!("error: {}: {e}", stats.display());
+            2
+        }
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             2
         }
     }
@@ -488,14 +542,14 @@ fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
     let src = match std::fs::read_to_string(file) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: cannot read {}: {e}", file.display());
+            errln!("error: cannot read {}: {e}", file.display());
             return 2;
         }
     };
     let m = match gpusim_isa::parse_module(&file.display().to_string(), &src) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return 2;
         }
     };
@@ -506,7 +560,7 @@ fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
             "func"
         };
         if !tokens && !cfg {
-            println!(
+            outln!(
                 "{kind} {}: {} params, {} registers, {} instructions",
                 f.name,
                 f.params.len(),
@@ -518,16 +572,20 @@ fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
         match gpusim_isa::analysis::insert_tokens(f) {
             Ok(t) => {
                 if cfg {
-                    print!("{}", gpusim_isa::analysis::describe_cfg(&t));
+                    out!("{}", gpusim_isa::analysis::describe_cfg(&t));
                 }
                 if tokens {
-                    print!("{}", gpusim_isa::print::function_to_ptx(&m, &t));
+                    out!("{}", gpusim_isa::print::function_to_ptx(&m, &t));
                 }
             }
             Err(e) => {
-                eprintln!(
+                errln!(
                     "error: {}:{}:{}: in `{}`: {}",
-                    m.file, e.span.line, e.span.col, e.function, e.message
+                    m.file,
+                    e.span.line,
+                    e.span.col,
+                    e.function,
+                    e.message
                 );
                 return 2;
             }
@@ -542,20 +600,20 @@ fn cmd_lint(file: &std::path::Path) -> i32 {
     let src = match std::fs::read_to_string(file) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: cannot read {}: {e}", file.display());
+            errln!("error: cannot read {}: {e}", file.display());
             return 2;
         }
     };
     let m = match gpusim_isa::parse_module(&file.display().to_string(), &src) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return 2;
         }
     };
     let findings = gpusim_models::uniformity::analyze(&m);
     for f in &findings {
-        println!("{f}");
+        outln!("{f}");
     }
     i32::from(!findings.is_empty())
 }
@@ -572,7 +630,7 @@ fn cmd_check(
     let sets = match parse_sets(set) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return 2;
         }
     };
@@ -585,23 +643,23 @@ fn cmd_check(
     };
     match gpusim::check::check(manifest, &o) {
         Ok(report) => {
-            println!("check {}", manifest.display());
+            outln!("check {}", manifest.display());
             for l in &report.lines {
-                println!("  {l}");
+                outln!("  {l}");
             }
             match report.disagreement {
                 None => {
-                    println!("  verdict             agree");
+                    outln!("  verdict             agree");
                     0
                 }
                 Some(d) => {
-                    println!("  verdict             DISAGREE: {d}");
+                    outln!("  verdict             DISAGREE: {d}");
                     1
                 }
             }
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             e.exit_code()
         }
     }
@@ -610,6 +668,10 @@ fn cmd_check(
 /// `gpusim fuzz`: a summary, then the first disagreement with its reproducer (exit 1).
 fn cmd_fuzz(seed: u64, cases: u32, keep: Option<PathBuf>) -> i32 {
     use gpusim::check::fuzz::{fuzz, FuzzOptions, POLICIES};
+    if let Some(Err(e)) = keep.as_deref().map(check_dir) {
+        errln!("error: --keep: {e}");
+        return 2;
+    }
     let o = FuzzOptions {
         keep,
         ..FuzzOptions::default()
@@ -617,16 +679,20 @@ fn cmd_fuzz(seed: u64, cases: u32, keep: Option<PathBuf>) -> i32 {
     let r = match fuzz(seed, cases, &o) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            let dir = o
+                .keep
+                .as_ref()
+                .map_or("a temporary directory".into(), |d| d.display().to_string());
+            errln!("error: cannot write the fuzz cases under {dir}: {e}");
             return 2;
         }
     };
-    println!(
+    outln!(
         "fuzz seed {seed}: {} case(s) in {}",
         r.cases,
         r.dir.display()
     );
-    println!(
+    outln!(
         "  clean {} (uniformity false alarms {}), races {} (detected {}), divergent barriers {} (detected {})",
         r.clean, r.uniformity_false_alarms, r.races, r.races_detected, r.divergent, r.divergent_detected
     );
@@ -635,15 +701,15 @@ fn cmd_fuzz(seed: u64, cases: u32, keep: Option<PathBuf>) -> i32 {
         .zip(r.per_policy)
         .map(|(p, n)| format!("{p} {n}"))
         .collect();
-    println!("  policies: {}", policies.join(", "));
+    outln!("  policies: {}", policies.join(", "));
     match r.disagreements.first() {
         None => {
-            println!("  verdict             agree");
+            outln!("  verdict             agree");
             0
         }
         Some(d) => {
-            println!("  {} disagreement(s); the first:", r.disagreements.len());
-            println!("  verdict             DISAGREE: {d}");
+            outln!("  {} disagreement(s); the first:", r.disagreements.len());
+            outln!("  verdict             DISAGREE: {d}");
             1
         }
     }

@@ -1,9 +1,9 @@
 //! Running a manifest end to end: config, program, buffers, launches in order, checks.
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Origin, Override};
 use crate::core::gpu::run_launch_traced;
 use crate::core::{Fault, LaunchSpec, Program};
-use crate::launch::{check_buffer, CheckFailure, LoadedManifest, ManifestError};
+use crate::launch::{CheckFailure, LoadedManifest, ManifestError};
 use crate::mem::GlobalMemory;
 use crate::stats::trace::TraceSink;
 use crate::stats::{RunStats, WarpEvent};
@@ -57,13 +57,23 @@ pub fn load_config(
     manifest_set: &[(String, Value)],
     cli_set: &[(String, String)],
 ) -> Result<Config, RunError> {
+    load_config_for(config, None, manifest_set, cli_set)
+}
+
+/// `load_config` for the manifest at `manifest`: an error its `set:` caused names the file.
+pub fn load_config_for(
+    config: Option<&Path>,
+    manifest: Option<&Path>,
+    manifest_set: &[(String, Value)],
+    cli_set: &[(String, String)],
+) -> Result<Config, RunError> {
     let (name, text) = match config {
         Some(p) => (
             p.display().to_string(),
             std::fs::read_to_string(p).map_err(|e| ConfigError {
                 source_name: p.display().to_string(),
-                path: "(file)".into(),
-                message: e.to_string(),
+                path: String::new(),
+                message: format!("cannot read the config: {e}"),
             })?,
         ),
         None => (
@@ -71,20 +81,25 @@ pub fn load_config(
             crate::config::TINY_YAML.to_string(),
         ),
     };
-    let mut sets: Vec<(String, String)> = manifest_set
+    let manifest_origin =
+        Origin::Manifest(manifest.map_or("the manifest".to_string(), |p| p.display().to_string()));
+    let mut sets: Vec<Override> = manifest_set
         .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                serde_norway::to_string(v)
-                    .unwrap_or_default()
-                    .trim()
-                    .to_string(),
-            )
+        .map(|(k, v)| Override {
+            key: k.clone(),
+            value: serde_norway::to_string(v)
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+            origin: manifest_origin.clone(),
         })
         .collect();
-    sets.extend_from_slice(cli_set);
-    Ok(Config::from_yaml(&name, &text, &sets)?)
+    sets.extend(cli_set.iter().map(|(k, v)| Override {
+        key: k.clone(),
+        value: v.clone(),
+        origin: Origin::CommandLine,
+    }));
+    Ok(Config::from_yaml_overridden(&name, &text, &sets)?)
 }
 
 /// Options beyond the manifest and config.
@@ -162,7 +177,7 @@ pub fn run_manifest_traced(
     let lm = LoadedManifest::load(manifest_path)?;
     let m = &lm.manifest;
     let set: Vec<(String, Value)> = m.set.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let unbound = load_config(config, &set, cli_set)?;
+    let unbound = load_config_for(config, Some(manifest_path), &set, cli_set)?;
     let kernel_path = lm.resolve(&m.kernel);
     let src = std::fs::read_to_string(&kernel_path).map_err(|e| ManifestError {
         file: manifest_path.display().to_string(),
@@ -182,12 +197,25 @@ pub fn run_manifest_traced(
     for (name, bytes) in lm.initial_buffers()? {
         addrs.insert(name.clone(), global.alloc(&name, &bytes));
     }
-    let started = std::time::Instant::now();
-    let mut kernels = Vec::new();
-    let mut fault = None;
-    // One L2 for the whole run: it persists across launches, as on hardware.
-    let mut l2 = crate::mem::hierarchy::Backend::new(&cfg);
-    let mut async_events = Vec::new();
+    // The checks' expected values are read (and checked against their buffers) and every
+    // launch is checked (entry, arguments, limits) before any is simulated, so that a mistake
+    // at the end does not wait for the simulation to show.
+    let mut expected = Vec::with_capacity(m.checks.len());
+    for (i, c) in m.checks.iter().enumerate() {
+        let b = &m.buffers[&c.buffer];
+        let bytes = crate::launch::expected_bytes(&lm, c, b.dtype, &b.shape).map_err(|e| {
+            ManifestError {
+                file: manifest_path.display().to_string(),
+                path: format!(
+                    "checks[{i}].{}",
+                    if c.npy.is_some() { "npy" } else { "values" }
+                ),
+                message: e,
+            }
+        })?;
+        expected.push(bytes);
+    }
+    let mut prepared = Vec::with_capacity(m.launches.len());
     for (i, l) in m.launches.iter().enumerate() {
         let merr = |p: &str, msg: String| ManifestError {
             file: manifest_path.display().to_string(),
@@ -203,13 +231,26 @@ pub fn run_manifest_traced(
                 merr(
                     "entry",
                     format!(
-                        "no .entry `{}` in {}; entries: {names:?}",
-                        l.entry, m.kernel
+                        "no .entry `{}` in {}; entries: {}",
+                        l.entry,
+                        m.kernel,
+                        names.join(", ")
                     ),
                 )
             })?;
+        crate::core::limits::check_launch(&prog, &cfg, entry, &l.shape())
+            .map_err(|e| merr(e.key, e.message))?;
         let params = pack_params(&prog, entry, &l.args, &addrs, &m.buffers, &mut global)
-            .map_err(|e| merr("args", e))?;
+            .map_err(|(p, e)| merr(&p, e))?;
+        prepared.push((entry, params));
+    }
+    let started = std::time::Instant::now();
+    let mut kernels = Vec::new();
+    let mut fault = None;
+    // One L2 for the whole run: it persists across launches, as on hardware.
+    let mut l2 = crate::mem::hierarchy::Backend::new(&cfg);
+    let mut async_events = Vec::new();
+    for (i, (l, (entry, params))) in m.launches.iter().zip(prepared).enumerate() {
         let spec = LaunchSpec {
             entry,
             grid: l.grid.0,
@@ -274,18 +315,16 @@ pub fn run_manifest_traced(
         failures.push(CheckFailure {
             buffer: "(expect_fault)".into(),
             mismatches: 1,
-            first: vec![(0, "kernel completed".into(), format!("{exp:?} fault"))],
+            first: vec![(
+                0,
+                "kernel completed".into(),
+                format!("{} fault", exp.name()),
+            )],
         });
     }
-    for c in &m.checks {
+    for (c, exp) in m.checks.iter().zip(&expected) {
         let (_, dtype, _, bytes) = buffers.iter().find(|b| b.0 == c.buffer).unwrap();
-        if let Some(f) = check_buffer(&lm, c, *dtype, bytes).map_err(|e| ManifestError {
-            file: manifest_path.display().to_string(),
-            path: format!("checks.{}", c.buffer),
-            message: e,
-        })? {
-            failures.push(f);
-        }
+        failures.extend(crate::launch::compare(c, *dtype, exp, bytes));
     }
     let out = RunOutput {
         stats,
@@ -314,7 +353,8 @@ fn machine(cfg: &Config, target: &str) -> crate::stats::Machine {
 }
 
 /// Lay out the kernel parameters: a buffer name passes its address, a number a scalar of the
-/// parameter's PTX type.
+/// parameter's PTX type (it must fit), a `{tensor_map: ...}` a tensor map. An error is (the
+/// key under the launch, message).
 fn pack_params(
     prog: &Program,
     entry: gpusim_isa::FuncId,
@@ -322,18 +362,23 @@ fn pack_params(
     addrs: &std::collections::BTreeMap<String, u64>,
     buffers: &std::collections::BTreeMap<String, crate::launch::BufferSpec>,
     global: &mut GlobalMemory,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, (String, String)> {
     let f = prog.module.function(entry);
     if args.len() != f.params.len() {
-        return Err(format!(
-            "`{}` takes {} parameters, the manifest gives {}",
-            f.name,
-            f.params.len(),
-            args.len()
+        return Err((
+            "args".into(),
+            format!(
+                "`{}` takes {} parameters, the manifest gives {}",
+                f.name,
+                f.params.len(),
+                args.len()
+            ),
         ));
     }
     let mut out = Vec::new();
     for (i, (p, a)) in f.params.iter().zip(args).enumerate() {
+        let at = |m: String| (format!("args[{i}]"), m);
+        let pname = &prog.module.symbol(p.symbol).name;
         let off = prog.module.symbol(p.symbol).offset as usize;
         let size = p.size() as usize;
         if out.len() < off + size {
@@ -343,8 +388,8 @@ fn pack_params(
             Value::Mapping(m) if m.contains_key("tensor_map") => {
                 let path = format!("args[{i}].tensor_map");
                 if m.len() != 1 {
-                    return Err(format!(
-                        "args[{i}]: a tensor map argument is `{{tensor_map: {{...}}}}` alone"
+                    return Err(at(
+                        "a tensor map argument is `{tensor_map: {...}}` alone".into()
                     ));
                 }
                 let map = crate::launch::tensor_map::tensor_map_arg(
@@ -352,7 +397,8 @@ fn pack_params(
                     &path,
                     addrs,
                     buffers,
-                )?;
+                )
+                .map_err(|e| tensor_map_error(&path, e))?;
                 let bytes = map.encode();
                 if size >= bytes.len() {
                     // `const __grid_constant__ CUtensorMap`: the map itself is the parameter.
@@ -360,28 +406,66 @@ fn pack_params(
                     continue;
                 }
                 if size != 8 {
-                    return Err(format!("{path}: parameter `{}` must be a 128-byte .b8 array or a .u64 pointer to hold a tensor map ({size} bytes)", prog.module.symbol(p.symbol).name));
+                    return Err((path, format!("parameter `{pname}` must be a 128-byte .b8 array or a .u64 pointer to hold a tensor map ({size} bytes)")));
                 }
                 global.alloc(&format!("(tensor map of args[{i}])"), &bytes)
             }
-            Value::String(name) => *addrs.get(name).ok_or_else(|| {
-                format!(
-                    "args[{i}]: no buffer `{name}`; buffers: {:?}",
-                    addrs.keys().collect::<Vec<_>>()
-                )
-            })?,
-            v => {
-                let (f64v, exact) = crate::launch::number(v)
-                    .ok_or_else(|| format!("args[{i}]: expected a buffer name or a number"))?;
-                match p.ty {
-                    Type::F32 => (f64v as f32).to_bits() as u64,
-                    Type::F64 => f64v.to_bits(),
-                    _ => exact.unwrap_or(f64v as i128) as u64,
+            Value::String(name) if addrs.contains_key(name) => {
+                if p.count != 1 || !matches!(p.ty, Type::U64 | Type::S64 | Type::B64) {
+                    return Err(at(format!(
+                        "buffer `{name}` passes its 64-bit address, but parameter `{pname}` is {}; a pointer parameter is .u64, .s64 or .b64",
+                        param_type(p)
+                    )));
                 }
+                addrs[name]
+            }
+            v => {
+                let Some(n) = crate::launch::number(v) else {
+                    let names: Vec<&str> = addrs.keys().map(String::as_str).collect();
+                    let what = match v {
+                        Value::String(s) => format!("no buffer `{s}`"),
+                        _ => format!("`{}` is not a buffer name or a number", show_value(v)),
+                    };
+                    return Err(at(format!("{what}; buffers: {}", names.join(", "))));
+                };
+                if p.count != 1 {
+                    return Err(at(format!(
+                        "parameter `{pname}` is {}, which takes no number (a buffer or tensor map fills an array parameter)",
+                        param_type(p)
+                    )));
+                }
+                crate::launch::scalar::param_bits(p.ty, n)
+                    .map_err(|e| at(format!("parameter `{pname}`: {e}")))?
             }
         };
         let n = size.min(8);
         out[off..off + n].copy_from_slice(&bits.to_le_bytes()[..n]);
     }
     Ok(out)
+}
+
+/// `.u32`, or `.b8[128]` for an array parameter.
+fn param_type(p: &gpusim_isa::Param) -> String {
+    if p.count == 1 {
+        format!(".{}", p.ty.name())
+    } else {
+        format!(".{}[{}]", p.ty.name(), p.count)
+    }
+}
+
+/// A YAML value on one line, for messages.
+fn show_value(v: &Value) -> String {
+    serde_norway::to_string(v)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// A tensor-map error already starts with its key path (`args[0].tensor_map.box: ...`):
+/// split it off so that the path is said once.
+fn tensor_map_error(path: &str, e: String) -> (String, String) {
+    match e.split_once(": ") {
+        Some((p, m)) if p.starts_with(path) => (p.to_string(), m.to_string()),
+        _ => (path.to_string(), e),
+    }
 }

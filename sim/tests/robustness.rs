@@ -625,15 +625,17 @@ fn former_panics_are_errors() {
     };
     // The baseline runs.
     run("ok", "[1]", "[32]", "[8]", "zeros", &[]).expect("baseline runs");
-    // A block of 2^32 threads overflowed u32 (gpu.rs): now the launch does not fit.
+    // A block of 2^32 threads overflowed u32 (gpu.rs); since issue 11 it is bad input, before
+    // anything runs: CUDA allows 1024 threads per block.
     match run("block", "[1]", "[65536, 65536, 1]", "[8]", "zeros", &[]) {
-        Err(gpusim::RunError::Fault(f)) => {
-            assert_eq!(f.kind, gpusim::core::FaultKind::Launch, "{f}");
-            assert!(f.message.contains("sm.max_threads"), "{f}");
+        Err(gpusim::RunError::Manifest(e)) => {
+            assert_eq!(e.path, "launches[0].block", "{e}");
+            assert!(e.message.contains("1024"), "{e}");
         }
-        other => panic!("expected a launch fault, got {:?}", other.err()),
+        other => panic!("expected a launch error, got {:?}", other.err()),
     }
-    // 2^96 CTAs overflowed u64 (gpu.rs): now the count saturates and the watchdog stops it.
+    // 2^96 CTAs overflowed u64 (gpu.rs), then ran into the watchdog; since issue 11 a grid
+    // beyond CUDA's limits is bad input.
     match run(
         "grid",
         "[4294967295, 4294967295, 4294967295]",
@@ -642,10 +644,11 @@ fn former_panics_are_errors() {
         "zeros",
         &[],
     ) {
-        Err(gpusim::RunError::Fault(f)) => {
-            assert_eq!(f.kind, gpusim::core::FaultKind::Watchdog, "{f}")
+        Err(gpusim::RunError::Manifest(e)) => {
+            assert_eq!(e.path, "launches[0].grid", "{e}");
+            assert!(e.message.contains("2147483647"), "{e}");
         }
-        other => panic!("expected a watchdog fault, got {:?}", other.err()),
+        other => panic!("expected a launch error, got {:?}", other.err()),
     }
     // Buffer sizes overflowed usize or exhausted memory (launch/mod.rs): now a manifest error.
     for shape in [
@@ -661,11 +664,23 @@ fn former_panics_are_errors() {
             other => panic!("{shape}: expected a manifest error, got {:?}", other.err()),
         }
     }
-    // An integer `random` init with a huge range overflowed i128/u128 (launch/init.rs).
+    // An integer `random` init with a huge range overflowed i128/u128 (launch/init.rs); since
+    // issue 11 bounds beyond the dtype are bad input, and the full range still runs.
     for (low, high) in [("0", "1e308"), ("1e308", "1e308"), ("-1e308", "1e308")] {
         let init = format!("{{ random: {{ seed: 1, low: {low}, high: {high} }} }}");
-        run("random", "[1]", "[32]", "[8]", &init, &[]).expect("a huge random range runs");
+        match run("random", "[1]", "[32]", "[8]", &init, &[]) {
+            Err(gpusim::RunError::Manifest(e)) => {
+                assert_eq!(e.path, "buffers.a.init", "{e}");
+                assert!(e.message.contains("i32"), "{e}");
+            }
+            other => panic!(
+                "{low}..{high}: expected a manifest error, got {:?}",
+                other.err()
+            ),
+        }
     }
+    let init = "{ random: { seed: 1, low: -2147483648, high: 2147483647 } }";
+    run("random", "[1]", "[32]", "[8]", init, &[]).expect("the full i32 range runs");
     // Huge slot counts aborted on allocation (config/mod.rs): now a config error naming the key.
     for key in ["sm.count", "sm.max_warps", "sm.max_ctas", "sm.schedulers"] {
         match run(

@@ -15,10 +15,39 @@ pub enum VizError {
     Input(String),
     #[error("drawing failed: {0}")]
     Draw(String),
+    /// The chart could not be written to `path`.
+    #[error("cannot write {path}: {message}")]
+    Output { path: String, message: String },
 }
 
 fn draw_err<E: std::fmt::Display>(e: E) -> VizError {
     VizError::Draw(e.to_string())
+}
+
+/// What a failed `present` says: the I/O error inside the bitmap backend's error (whose
+/// `Display` is its `Debug` form, `ImageError(IoError(Os { .. }))`).
+fn present_error(
+    path: &Path,
+    e: DrawingAreaErrorKind<plotters_bitmap::BitMapBackendError>,
+) -> VizError {
+    use plotters_bitmap::BitMapBackendError as B;
+    let message = match &e {
+        DrawingAreaErrorKind::BackendError(plotters_backend::DrawingErrorKind::DrawingError(b)) => {
+            match b {
+                B::IOError(io) => io.to_string(),
+                B::ImageError(image::ImageError::IoError(io)) => io.to_string(),
+                B::ImageError(other) => other.to_string(),
+                B::InvalidBuffer => "the image buffer is invalid".into(),
+                #[allow(unreachable_patterns)]
+                _ => e.to_string(),
+            }
+        }
+        _ => e.to_string(),
+    };
+    VizError::Output {
+        path: path.display().to_string(),
+        message,
+    }
 }
 
 /// The chart kinds `gpusim plot` can draw.
@@ -41,26 +70,53 @@ fn register_font() {
     });
 }
 
-/// Draw `chart` from a stats JSON document into `out` (`.png` or `.svg`).
+/// Draw `chart` from a stats JSON document into `out` (`.png` or `.svg`). The chart is drawn
+/// into a temporary file beside `out` and renamed over it when complete, so a failure (bad
+/// input, an unwritable place) leaves no blank or partial image behind.
 pub fn plot(chart: Chart, stats: &Value, out: &Path) -> Result<(), VizError> {
     register_font();
     let size = (960, 540);
-    match out.extension().and_then(|e| e.to_str()) {
-        Some("svg") => {
-            let root = SVGBackend::new(out, size).into_drawing_area();
-            draw(chart, stats, &root)?;
-            root.present().map_err(draw_err)
+    let ext = match out.extension().and_then(|e| e.to_str()) {
+        Some(e @ ("svg" | "png")) => e,
+        _ => {
+            return Err(VizError::Input(format!(
+                "{}: the output must end in .png or .svg",
+                out.display()
+            )))
         }
-        Some("png") => {
-            let root = BitMapBackend::new(out, size).into_drawing_area();
-            draw(chart, stats, &root)?;
-            root.present().map_err(draw_err)
+    };
+    let name = out.file_name().and_then(|n| n.to_str()).unwrap_or("chart");
+    let tmp = out.with_file_name(format!(".{name}.{}.tmp.{ext}", std::process::id()));
+    let drawn = match ext {
+        "svg" => {
+            let root = SVGBackend::new(&tmp, size).into_drawing_area();
+            draw(chart, stats, &root).and_then(|()| {
+                root.present().map_err(|e| VizError::Output {
+                    path: out.display().to_string(),
+                    message: match e {
+                        DrawingAreaErrorKind::BackendError(
+                            plotters_backend::DrawingErrorKind::DrawingError(io),
+                        ) => io.to_string(),
+                        other => other.to_string(),
+                    },
+                })
+            })
         }
-        _ => Err(VizError::Input(format!(
-            "{}: the output must end in .png or .svg",
-            out.display()
-        ))),
-    }
+        _ => {
+            let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+            draw(chart, stats, &root)
+                .and_then(|()| root.present().map_err(|e| present_error(out, e)))
+        }
+    };
+    // The backends write on drop too: the temporary file goes whatever happened.
+    let kept = drawn.and_then(|()| {
+        std::fs::rename(&tmp, out).map_err(|e| VizError::Output {
+            path: out.display().to_string(),
+            message: e.to_string(),
+        })
+    });
+    let _ = std::fs::remove_file(&tmp);
+    kept
 }
 
 fn draw<DB: DrawingBackend>(

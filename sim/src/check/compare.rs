@@ -198,7 +198,11 @@ pub fn lint_against_runs(
         .find(|(_, o)| matches!(o, Outcome::Fault(k, _) if k == "barrier-divergence"));
     match (barriers, diverged) {
         (0, Some((knobs, o))) => report.fail(format!(
-            "the uniformity analysis accepts the kernel, but {knobs} diverged: {o:?}"
+            "the uniformity analysis accepts the kernel, but {knobs} diverged: {}",
+            match o {
+                Outcome::Fault(_, message) => message.clone(),
+                other => other.describe(),
+            }
         )),
         (0, None) => report.note(
             "uniformity: every barrier and warp collective in uniform control flow; no run diverged"

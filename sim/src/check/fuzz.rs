@@ -140,7 +140,9 @@ pub fn fuzz(seed: u64, cases: u32, opts: &FuzzOptions) -> std::io::Result<FuzzRe
         dir: dir.clone(),
         ..Default::default()
     };
+    let shown = crate::progress::Counter::new("fuzz", "cases", cases as u64);
     for i in 0..cases {
+        shown.set(i as u64);
         let case_seed = seed.wrapping_add(i as u64);
         let case = gen::generate(case_seed);
         let case_dir = dir.join(format!("case-{case_seed}"));

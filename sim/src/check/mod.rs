@@ -123,8 +123,13 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     let module = gpusim_isa::parse_module(&kernel_path.display().to_string(), &src)?;
     let mut report = CheckReport::default();
 
-    let base = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &o.sets)?
-        .for_module(&module)?;
+    let base = crate::run::load_config_for(
+        o.config.as_deref(),
+        Some(manifest),
+        &manifest_sets(&lm),
+        &o.sets,
+    )?
+    .for_module(&module)?;
     let policy = o
         .policy
         .clone()
@@ -137,6 +142,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     let mut traces = Vec::new();
     let uses_async = gpusim_models::async_sync::Interest::new(&module).uses_async();
     let mut async_events = Vec::new();
+    let shown = crate::progress::Counter::new("check", "simulator runs", o.runs.max(1) as u64);
     for i in 0..o.runs.max(1) {
         let (sets, knobs) = match binding {
             Some(_) => knobs::for_litmus_run(&base, &o.sets, &policy, o.seed, i),
@@ -151,7 +157,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         // of a kernel with asynchronous units records the async checker's events.
         let opts = RunOptions {
             trace_warps: binding.is_some(),
-            progress: false,
+            progress: true,
             skip_tensor_math: false,
             record_async: i == 0 && uses_async,
         };
@@ -166,6 +172,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             Err(_) => Vec::new(),
         });
         outcomes.push((knobs, Outcome::of(r)?));
+        shown.set(i as u64 + 1);
     }
     report.note(format!(
         "simulator: {} run(s) under policy {policy}: {}",
@@ -225,6 +232,11 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             "token stack: not compared: the reference model cannot lay out tensor-map arguments"
                 .into(),
         );
+    } else if policy == "token-stack" && clustered(&module, &lm) {
+        report.note(
+            "token stack: not compared: a cluster of several CTAs needs several SMs, and the reference's CTA order needs one"
+                .into(),
+        );
     } else if policy == "token-stack" {
         // One SM holding one CTA at a time runs CTAs in sequence, as the reference does.
         let mut sets = o.sets.clone();
@@ -235,7 +247,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         ]);
         let opts = RunOptions {
             trace_warps: true,
-            progress: false,
+            progress: true,
             skip_tensor_math: false,
             record_async: false,
         };
@@ -251,6 +263,20 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         }
     }
     Ok(report)
+}
+
+/// Whether a launch runs clusters of more than one CTA (the manifest's or the kernel's
+/// `.reqnctapercluster`): a one-SM machine cannot hold them (`core::limits`).
+fn clustered(module: &gpusim_isa::Module, lm: &LoadedManifest) -> bool {
+    lm.manifest.launches.iter().any(|l| {
+        let required = module
+            .find_function(&l.entry)
+            .and_then(|f| module.function(f).req_cluster);
+        l.cluster
+            .map(|c| c.0)
+            .or(required)
+            .is_some_and(|c| c.iter().product::<u32>() > 1)
+    })
 }
 
 /// The manifest's own `set:` overrides, in the form `load_config` takes.

@@ -11,7 +11,7 @@ pub mod programs;
 
 pub use arch::Arch;
 pub use bind::{TargetError, Unit};
-pub use overrides::apply_override;
+pub use overrides::{apply_override, Origin, Override};
 
 use serde::Deserialize;
 
@@ -423,14 +423,32 @@ fn default_two_level_active() -> u32 {
 /// Upper bound of `sm.count`, `sm.max_warps`, `sm.max_ctas` and `sm.schedulers`.
 pub const MAX_SLOTS: u32 = 1024;
 
-/// A configuration error: the key path and what is wrong (with the valid choices).
-#[derive(Debug, thiserror::Error)]
-#[error("{source_name}: {path}: {message}")]
+/// A configuration error: where (the config file, or the manifest or `--set` that overrode
+/// the key), the key path (empty when the source already names it) and what is wrong (with
+/// the valid choices).
+#[derive(Debug)]
 pub struct ConfigError {
     pub source_name: String,
     pub path: String,
     pub message: String,
 }
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `--set sm.count=0: must be at least 1`: the key is said once.
+        let said = self.source_name.strip_prefix("--set ").is_some_and(|s| {
+            s.strip_prefix(self.path.as_str())
+                .is_some_and(|r| r.starts_with('='))
+        });
+        match self.path.as_str() {
+            _ if said => write!(f, "{}: {}", self.source_name, self.message),
+            "" => write!(f, "{}: {}", self.source_name, self.message),
+            p => write!(f, "{}: {p}: {}", self.source_name, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 impl Config {
     /// Parse YAML text, apply `key=value` overrides in order, then validate.
@@ -444,14 +462,14 @@ impl Config {
             path: path.to_string(),
             message,
         };
-        let mut value: serde_norway::Value =
-            serde_norway::from_str(text).map_err(|e| err("(document)", e.to_string()))?;
+        let mut value = crate::yaml::parse_value(text).map_err(|e| err(&e.path, e.message))?;
         for (k, v) in overrides {
             apply_override(&mut value, k, v).map_err(|m| err(k, m))?;
         }
         let mut cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
-            err(&path, e.into_inner().to_string())
+            let m = crate::yaml::without_path(&path, &e.into_inner().to_string());
+            err(&path, m)
         })?;
         cfg.validate().map_err(|(p, m)| err(p, m))?;
         cfg.sm.reconvergence = cfg
@@ -460,6 +478,29 @@ impl Config {
             .resolve(cfg.sm.arch, cfg.sm.arch);
         cfg.parsed_programs = programs::load(&cfg.memory_programs).map_err(|(p, m)| err(&p, m))?;
         Ok(cfg)
+    }
+
+    /// `from_yaml` with overrides that say where they were written: an error one of them
+    /// caused is reported there (`Override::locate`).
+    pub fn from_yaml_overridden(
+        source_name: &str,
+        text: &str,
+        overrides: &[Override],
+    ) -> Result<Config, ConfigError> {
+        let plain: Vec<(String, String)> = overrides
+            .iter()
+            .map(|o| (o.key.clone(), o.value.clone()))
+            .collect();
+        Config::from_yaml(source_name, text, &plain).map_err(|mut e| {
+            if let Some(o) = overrides
+                .iter()
+                .rev()
+                .find(|o| o.caused(&e.path, &e.message))
+            {
+                (e.source_name, e.path) = o.locate(&e.path);
+            }
+            e
+        })
     }
 
     pub fn tiny() -> Config {
@@ -553,7 +594,8 @@ impl Config {
                 return Err((
                     key,
                     format!(
-                        "needs 1..=64 units, a positive latency and issue interval; got {unit:?}"
+                        "needs 1..=64 units, a positive latency and issue interval; got count {}, latency {}, issue_interval {}",
+                        unit.count, unit.latency, unit.issue_interval
                     ),
                 ));
             }
@@ -562,8 +604,8 @@ impl Config {
             return Err((
                 "sm.units.ldst",
                 format!(
-                    "needs 1..=64 units and a positive issue interval; got {:?}",
-                    u.ldst
+                    "needs 1..=64 units and a positive issue interval; got count {}, issue_interval {}",
+                    u.ldst.count, u.ldst.issue_interval
                 ),
             ));
         }
@@ -577,61 +619,8 @@ impl Config {
                 return Err((key, format!("must be in 1..={max}; got {n}")));
             }
         }
-        for (key, g) in [("l1", self.l1_geometry()), ("l2", self.l2_geometry())] {
-            if !g.sector_bytes.is_power_of_two()
-                || !g.line_bytes.is_power_of_two()
-                || g.line_bytes < g.sector_bytes
-                || g.line_bytes / g.sector_bytes > 64
-            {
-                return Err((
-                    key,
-                    format!(
-                        "sector_bytes and line_bytes must be powers of two with sector_bytes <= line_bytes <= 64 sectors; got {g:?}"
-                    ),
-                ));
-            }
-            // Byte masks of a line are 128 bits (`mem::cache::Mask`).
-            if g.line_bytes > crate::mem::cache::MAX_LINE_BYTES {
-                return Err((
-                    key,
-                    format!(
-                        "line_bytes must be at most {}; got {}",
-                        crate::mem::cache::MAX_LINE_BYTES,
-                        g.line_bytes
-                    ),
-                ));
-            }
-            if g.ways == 0 || g.size_bytes < g.line_bytes as u64 * g.ways as u64 {
-                return Err((
-                    key,
-                    format!("size_kib must hold at least one set of `ways` lines; got {g:?}"),
-                ));
-            }
-            // 256 MiB of tags at most: the tag arrays are allocated per launch.
-            if g.size_bytes > 1 << 28 {
-                return Err((key, format!("size_kib must be at most 262144; got {g:?}")));
-            }
-            // Every SM allocates its own L1 tags: bound the total too (1 GiB of L1 in all).
-            if key == "l1" && g.size_bytes.saturating_mul(sm.count as u64) > 1 << 30 {
-                return Err((
-                    key,
-                    format!(
-                        "sm.count × l1.size_kib must be at most 1 GiB; got {} SMs × {} KiB",
-                        sm.count,
-                        g.size_bytes / 1024
-                    ),
-                ));
-            }
-            if !crate::mem::cache::REPLACEMENTS.contains(&g.replacement.as_str()) {
-                return Err((
-                    key,
-                    format!(
-                        "replacement must be one of {:?}, got {:?}",
-                        crate::mem::cache::REPLACEMENTS,
-                        g.replacement
-                    ),
-                ));
-            }
+        for (k, g) in [(L1_KEYS, self.l1_geometry()), (L2_KEYS, self.l2_geometry())] {
+            validate_cache(&k, &g, sm.count)?;
         }
         if sm.shared_banks == 0 || sm.shared_banks as usize > crate::mem::coalesce::MAX_BANKS {
             return Err((
@@ -677,8 +666,8 @@ impl Config {
             return Err((
                 "dram.row_policy",
                 format!(
-                    "must be one of {:?}, got {:?}",
-                    crate::mem::dram::ROW_POLICIES,
+                    "must be one of {}, got `{}`",
+                    crate::mem::dram::ROW_POLICIES.join(", "),
                     d.row_policy
                 ),
             ));
@@ -811,6 +800,105 @@ impl Config {
             warp_size: self.sm.warp_size,
         }
     }
+}
+
+/// The keys of one cache level, for its errors.
+struct CacheKeys {
+    level: &'static str,
+    sector_bytes: &'static str,
+    line_bytes: &'static str,
+    ways: &'static str,
+    size_kib: &'static str,
+    replacement: &'static str,
+}
+
+const L1_KEYS: CacheKeys = CacheKeys {
+    level: "l1",
+    sector_bytes: "l1.sector_bytes",
+    line_bytes: "l1.line_bytes",
+    ways: "l1.ways",
+    size_kib: "l1.size_kib",
+    replacement: "l1.replacement",
+};
+
+const L2_KEYS: CacheKeys = CacheKeys {
+    level: "l2",
+    sector_bytes: "l2.sector_bytes",
+    line_bytes: "l2.line_bytes",
+    ways: "l2.ways",
+    size_kib: "l2.size_kib",
+    replacement: "l2.replacement",
+};
+
+/// One cache level's geometry, each error at the key that is wrong.
+fn validate_cache(
+    k: &CacheKeys,
+    g: &crate::mem::cache::CacheGeometry,
+    sms: u32,
+) -> Result<(), (&'static str, String)> {
+    let (sector, line) = (g.sector_bytes, g.line_bytes);
+    if !sector.is_power_of_two() {
+        return Err((
+            k.sector_bytes,
+            format!("must be a power of two, got {sector}"),
+        ));
+    }
+    if !line.is_power_of_two() || line < sector || line / sector > 64 {
+        return Err((
+            k.line_bytes,
+            format!(
+                "must be a power of two from {}.sector_bytes ({sector}) to 64 sectors ({}), got {line}",
+                k.level,
+                64 * sector as u64
+            ),
+        ));
+    }
+    // Byte masks of a line are 128 bits (`mem::cache::Mask`).
+    if line > crate::mem::cache::MAX_LINE_BYTES {
+        return Err((
+            k.line_bytes,
+            format!(
+                "must be at most {}, got {line}",
+                crate::mem::cache::MAX_LINE_BYTES
+            ),
+        ));
+    }
+    if g.ways == 0 {
+        return Err((k.ways, "must be at least 1".into()));
+    }
+    let kib = g.size_bytes / 1024;
+    let set = line as u64 * g.ways as u64;
+    if g.size_bytes < set {
+        return Err((
+            k.size_kib,
+            format!(
+                "must hold at least one set of {} ways of {line}-byte lines ({set} bytes), got {kib} KiB",
+                g.ways
+            ),
+        ));
+    }
+    // 256 MiB of tags at most: the tag arrays are allocated per launch.
+    if g.size_bytes > 1 << 28 {
+        return Err((k.size_kib, format!("must be at most 262144, got {kib}")));
+    }
+    // Every SM allocates its own L1 tags: bound the total too (1 GiB of L1 in all).
+    if k.level == "l1" && g.size_bytes.saturating_mul(sms as u64) > 1 << 30 {
+        return Err((
+            k.size_kib,
+            format!("sm.count × l1.size_kib must be at most 1 GiB; got {sms} SMs × {kib} KiB"),
+        ));
+    }
+    if !crate::mem::cache::REPLACEMENTS.contains(&g.replacement.as_str()) {
+        return Err((
+            k.replacement,
+            format!(
+                "must be one of {}, got `{}`",
+                crate::mem::cache::REPLACEMENTS.join(", "),
+                g.replacement
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! `--set a.b.c=value`: edit the YAML tree before it is typed, so an override is checked by
-//! exactly the same rules as the file.
+//! exactly the same rules as the file. An error an override caused is reported where the
+//! override was written (`Origin`), not in the config file.
 
 use serde_norway::Value;
 
@@ -10,8 +11,8 @@ const OPTIONAL_SECTIONS: [&str; 1] = ["memory_programs"];
 /// is an error naming it; a missing leaf is created so that the typed pass can reject it with
 /// the list of valid keys.
 pub fn apply_override(root: &mut Value, path: &str, raw: &str) -> Result<(), String> {
-    let value: Value =
-        serde_norway::from_str(raw).map_err(|e| format!("cannot parse value `{raw}`: {e}"))?;
+    let value = crate::yaml::parse_value(raw)
+        .map_err(|e| format!("cannot parse value `{}`: {}", short(raw), e.message))?;
     let parts: Vec<&str> = path.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(format!("malformed key `{path}`"));
@@ -42,4 +43,74 @@ pub fn apply_override(root: &mut Value, path: &str, raw: &str) -> Result<(), Str
         node = map.get_mut(&key).unwrap();
     }
     Ok(())
+}
+
+/// Where an override was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A manifest's `set:` section (the manifest's file name).
+    Manifest(String),
+    /// The command line's `--set KEY=VALUE`.
+    CommandLine,
+}
+
+/// One override with its origin: `key` (dot-separated) set to `value` (YAML text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Override {
+    pub key: String,
+    pub value: String,
+    pub origin: Origin,
+}
+
+impl Override {
+    /// Whether an error at config key `path` (`message`) is this override's doing: the key
+    /// itself, something inside the value it set, or the section holding it when the message
+    /// names the key's next part (`unknown field `wrap_size``, a unit's `count`).
+    pub fn caused(&self, path: &str, message: &str) -> bool {
+        if path == self.key || path.starts_with(&format!("{}.", self.key)) {
+            return true;
+        }
+        match self
+            .key
+            .strip_prefix(path)
+            .and_then(|r| r.strip_prefix('.'))
+        {
+            Some(rest) => {
+                let next = rest.split('.').next().unwrap_or(rest);
+                message.contains(next)
+            }
+            None => false,
+        }
+    }
+
+    /// The error's source and key path as the user wrote them: `FILE` and `set.KEY...` for a
+    /// manifest's override; `--set KEY=VALUE` and the key path for the command line's
+    /// (`ConfigError`'s `Display` leaves the path out when the source already says it).
+    pub fn locate(&self, path: &str) -> (String, String) {
+        let below = path
+            .strip_prefix(self.key.as_str())
+            .map(|r| r.trim_start_matches('.'));
+        match &self.origin {
+            Origin::Manifest(file) => {
+                let key = match below {
+                    Some("") | None => self.key.clone(),
+                    Some(r) => format!("{}.{r}", self.key),
+                };
+                (file.clone(), format!("set.{key}"))
+            }
+            Origin::CommandLine => (
+                format!("--set {}={}", self.key, short(&self.value)),
+                path.to_string(),
+            ),
+        }
+    }
+}
+
+/// A value as the message quotes it: at most 60 characters.
+fn short(v: &str) -> String {
+    if v.chars().count() <= 60 {
+        v.to_string()
+    } else {
+        format!("{}…", v.chars().take(60).collect::<String>())
+    }
 }

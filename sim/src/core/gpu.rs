@@ -22,7 +22,7 @@ pub struct LaunchSpec {
     pub params: Vec<u8>,
     /// Record a warp event per issued instruction.
     pub trace: bool,
-    /// Show a progress line on stderr (only if it is a terminal and the run is long).
+    /// Show progress on stderr (how: `progress::set_mode`; only once the launch is long).
     pub progress: bool,
     /// Timing-only run: `mma.sync` and `wgmma` leave their accumulators unchanged (the
     /// multiply-adds are skipped; every cycle is the same).
@@ -111,7 +111,8 @@ pub fn run_launch_traced(
 ) -> LaunchOutcome {
     let entry = prog.module.function(spec.entry);
     let ws = cfg.sm.warp_size;
-    // Saturating, not overflowing: an absurd block or shared size is rejected by `check_fits`.
+    // Saturating, not overflowing: an absurd block or shared size is rejected by
+    // `limits::check_launch`.
     let threads = spec.block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
     let n_warps = threads.div_ceil(ws);
     let regs = regs_per_thread(prog, cfg, spec.entry)
@@ -142,7 +143,20 @@ pub fn run_launch_traced(
         let f = Fault::new(FaultKind::Launch, format!("kernel `{}`: {m}", entry.name));
         return LaunchOutcome::refused(&entry.name, cfg, f);
     }
-    if let Err(f) = check_fits(cfg, &entry.name, threads, n_warps, regs, shared_needed) {
+    // `run::run_manifest_with` and `gemm` check every launch before simulating any (exit 2);
+    // here the same check guards every other caller.
+    let shape = super::limits::LaunchShape {
+        grid: spec.grid,
+        block: spec.block,
+        cluster: spec.cluster,
+        non_portable_cluster: true,
+        dynamic_shared: spec.dynamic_shared,
+    };
+    if let Err(e) = super::limits::check_launch(prog, cfg, spec.entry, &shape) {
+        let f = Fault::new(
+            FaultKind::Launch,
+            format!("launch of kernel `{}`: {e}", entry.name),
+        );
         return LaunchOutcome::refused(&entry.name, cfg, f);
     }
     let shared = shared_needed as u32;
@@ -189,6 +203,7 @@ pub fn run_launch_traced(
     let mut epoch = 0u64;
     let started = std::time::Instant::now();
     let mut progress = crate::progress::Progress::new(spec.progress);
+    let mut next_poll = 0u64;
     // Per-SM gating: an SM that issued nothing sleeps until its earliest wake-up (a warp's
     // ready time, a unit freeing, a copy landing) or a new CTA; nothing another SM does can
     // wake it sooner. `last[i]` is the last cycle SM i was stepped or accounted for.
@@ -200,8 +215,19 @@ pub fn run_launch_traced(
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = (|| -> Result<(), Fault> {
         loop {
-            if cycle & 0xFFF == 0 {
-                progress.update(&geom.kernel, cycle, done_ctas, n_ctas);
+            // Polled every 4096 cycles (the loop may jump over cycles, so by distance).
+            if cycle >= next_poll {
+                next_poll = cycle + 4096;
+                if progress.active() {
+                    let state = crate::progress::LaunchState {
+                        cycle,
+                        warp_instructions: sms.iter().map(|s| s.stats.warp_instructions).sum(),
+                        ctas_done: done_ctas,
+                        ctas: n_ctas,
+                        watchdog: cfg.watchdog_cycles,
+                    };
+                    progress.update(&geom.kernel, state);
+                }
             }
             // Clusters of several CTAs: whole clusters, each CTA on its own SM.
             while cluster_ctas > 1 && next_cta < n_ctas {
@@ -403,45 +429,6 @@ fn sm_scope(cfg: &Config) -> crate::stats::Scope {
         l2_bytes_per_cycle: cfg.l2.bytes_per_cycle as u64,
         dram_bytes_per_cycle: cfg.dram.bytes_per_cycle as u64,
         icnt_bytes_per_cycle: 2 * cfg.interconnect.port_bytes_per_cycle as u64,
-    }
-}
-
-fn check_fits(
-    cfg: &Config,
-    kernel: &str,
-    threads: u32,
-    n_warps: u32,
-    regs: u32,
-    shared: u64,
-) -> Result<(), Fault> {
-    let sm = &cfg.sm;
-    // On an empty SM the CTA's warps spread round robin over the sub-partitions, whose
-    // register files hold sm.registers / sm.schedulers each.
-    let parts = sm.schedulers.max(1);
-    let per_part = n_warps
-        .div_ceil(parts)
-        .saturating_mul(regs / n_warps.max(1));
-    let problem = if threads > sm.max_threads || n_warps > sm.max_warps {
-        Some(format!("{threads} threads ({n_warps} warps); an SM holds {} threads and {} warps (sm.max_threads, sm.max_warps)", sm.max_threads, sm.max_warps))
-    } else if regs > sm.registers || per_part > sm.registers / parts {
-        Some(format!(
-            "{regs} registers ({per_part} in one sub-partition); an SM has {} in {parts} sub-partition register files (sm.registers)",
-            sm.registers
-        ))
-    } else if shared > u64::from(sm.shared_bytes) {
-        Some(format!(
-            "{shared} bytes of shared memory; an SM has {} (sm.shared_bytes)",
-            sm.shared_bytes
-        ))
-    } else {
-        None
-    };
-    match problem {
-        Some(p) => Err(Fault::new(
-            FaultKind::Launch,
-            format!("a CTA of kernel `{kernel}` needs {p}"),
-        )),
-        None => Ok(()),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod exec;
 pub mod fault;
 pub mod gpu;
 pub mod landing;
+pub mod limits;
 pub mod liveness;
 pub mod program;
 pub mod sched;

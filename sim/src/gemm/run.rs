@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::core::{run_launch, LaunchSpec, Program};
 use crate::mem::GlobalMemory;
 use crate::stats::KernelStats;
-use gpusim_isa::{parse_module, FuncId, FuncKind, Space, Type};
+use gpusim_isa::{parse_module, FuncId, FuncKind, Space};
 use ndarray::Array2;
 
 /// How a size is run.
@@ -180,6 +180,7 @@ pub fn run_size(
         cluster: spec.cluster,
         record_async: false,
     };
+    limits(spec, cfg, &prog, entry, size, grid)?;
     let ctas_per_sm = super::metrics::ctas_per_sm(cfg, &prog, entry, &launch);
     let mut l2 = crate::mem::hierarchy::Backend::new(cfg);
     let started = std::time::Instant::now();
@@ -203,6 +204,49 @@ pub fn run_size(
     })
 }
 
+/// Check the launch of every size before any is simulated: the kernel's entry, its grid,
+/// block, cluster and shared memory against CUDA's limits and the config's SM (exit 2 with the
+/// spec's key), and the arguments against their parameter types.
+pub fn check_launches(spec: &GemmSpec, cfg: &Config, sizes: &[Size]) -> Result<(), GemmError> {
+    let src = std::fs::read_to_string(&spec.ptx).map_err(|e| {
+        GemmError::Spec(spec.error("ptx", format!("cannot read {}: {e}", spec.ptx.display())))
+    })?;
+    let prog = Program::prepare(parse_module(&spec.ptx.display().to_string(), &src)?)?;
+    let entry = find_entry(spec, &prog)?;
+    for &size in sizes {
+        super::sizes::check_size(spec, size).map_err(GemmError::Input)?;
+        let grid = spec.grid_for(size.m, size.n).map_err(GemmError::Input)?;
+        limits(spec, cfg, &prog, entry, size, grid)?;
+        pack_params(spec, &prog, entry, size, [0; 3])?;
+    }
+    Ok(())
+}
+
+/// `core::limits` for one size's launch, the error at the spec's key.
+fn limits(
+    spec: &GemmSpec,
+    cfg: &Config,
+    prog: &Program,
+    entry: FuncId,
+    size: Size,
+    grid: [u32; 3],
+) -> Result<(), GemmError> {
+    let shape = crate::core::limits::LaunchShape {
+        grid,
+        block: spec.block,
+        cluster: spec.cluster,
+        non_portable_cluster: spec.non_portable_cluster,
+        dynamic_shared: spec.dynamic_shared_bytes,
+    };
+    crate::core::limits::check_launch(prog, cfg, entry, &shape).map_err(|e| {
+        let key = match e.key {
+            "shared_bytes" => "dynamic_shared_bytes",
+            k => k,
+        };
+        GemmError::Spec(spec.error(key, format!("size {size}: {}", e.message)))
+    })
+}
+
 fn find_entry(spec: &GemmSpec, prog: &Program) -> Result<FuncId, GemmError> {
     prog.module
         .find_function(&spec.entry)
@@ -212,9 +256,10 @@ fn find_entry(spec: &GemmSpec, prog: &Program) -> Result<FuncId, GemmError> {
             GemmError::Spec(spec.error(
                 "entry",
                 format!(
-                    "no .entry `{}` in {}; entries: {names:?}",
+                    "no .entry `{}` in {}; entries: {}",
                     spec.entry,
-                    spec.ptx.display()
+                    spec.ptx.display(),
+                    names.join(", ")
                 ),
             ))
         })
@@ -248,12 +293,14 @@ fn pack_params(
         if out.len() < off + width {
             out.resize(off + width, 0);
         }
-        let number = |x: f64, exact: Option<i128>| -> u64 {
-            match p.ty {
-                Type::F32 => (x as f32).to_bits() as u64,
-                Type::F64 => x.to_bits(),
-                _ => exact.unwrap_or(x as i128) as u64,
-            }
+        let number = |x: f64, exact: Option<i128>| -> Result<u64, GemmError> {
+            crate::launch::scalar::param_bits(p.ty, (x, exact)).map_err(|e| {
+                let pname = &prog.module.symbol(p.symbol).name;
+                GemmError::Spec(spec.error(
+                    &format!("args[{i}]"),
+                    format!("size {size}: parameter `{pname}`: {e}"),
+                ))
+            })
         };
         let bits = match *a {
             Arg::A | Arg::B | Arg::C => {
@@ -276,7 +323,7 @@ fn pack_params(
                     SizeArg::K | SizeArg::Lda => size.k,
                     SizeArg::SplitK => spec.split_k as u64,
                 };
-                number(v as f64, Some(v as i128))
+                number(v as f64, Some(v as i128))?
             }
             Arg::TensorMap {
                 matrix,
@@ -296,9 +343,9 @@ fn pack_params(
                 out[off..off + bytes.len()].copy_from_slice(&bytes);
                 continue;
             }
-            Arg::Alpha => number(spec.alpha, None),
-            Arg::Beta => number(spec.beta, None),
-            Arg::Number(x, exact) => number(x, exact),
+            Arg::Alpha => number(spec.alpha, None)?,
+            Arg::Beta => number(spec.beta, None)?,
+            Arg::Number(x, exact) => number(x, exact)?,
         };
         let w = width.min(8);
         out[off..off + w].copy_from_slice(&bits.to_le_bytes()[..w]);

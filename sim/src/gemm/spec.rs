@@ -198,6 +198,9 @@ struct RawSpec {
     split_k: u32,
     #[serde(default)]
     cluster: Option<Dim3>,
+    /// Clusters of 9 to 16 CTAs (`cudaFuncAttributeNonPortableClusterSizeAllowed`).
+    #[serde(default)]
+    non_portable_cluster: bool,
     #[serde(default)]
     dynamic_shared_bytes: u32,
     args: Vec<Value>,
@@ -257,6 +260,8 @@ pub struct GemmSpec {
     pub b_layout: BLayout,
     /// Thread-block cluster shape (None: the kernel's `.reqnctapercluster`, if any).
     pub cluster: Option<[u32; 3]>,
+    /// Clusters may hold up to 16 CTAs instead of 8.
+    pub non_portable_cluster: bool,
 }
 
 impl GemmSpec {
@@ -275,10 +280,12 @@ impl GemmSpec {
             path: p.to_string(),
             message: m,
         };
+        crate::yaml::precheck(text).map_err(|e| err(&e.path, e.message))?;
         let de = serde_norway::Deserializer::from_str(text);
         let raw: RawSpec = serde_path_to_error::deserialize(de).map_err(|e| {
             let p = e.path().to_string();
-            err(&p, e.into_inner().to_string())
+            let m = crate::yaml::without_path(&p, &e.into_inner().to_string());
+            err(&p, m)
         })?;
         for (key, v) in [
             ("tile.m", raw.tile.m),
@@ -317,16 +324,20 @@ impl GemmSpec {
                 ),
             ));
         }
-        if let Some(c) = raw.cluster {
-            if c.count() > crate::core::cluster::MAX_CLUSTER_CTAS as u64 {
-                return Err(err(
-                    "cluster",
-                    format!(
-                        "a cluster has at most {} CTAs",
-                        crate::core::cluster::MAX_CLUSTER_CTAS
-                    ),
-                ));
-            }
+        // The grid depends on the size: `run::check_launches` checks the rest.
+        let block_only = crate::core::limits::LaunchShape {
+            grid: [1; 3],
+            block: raw.block.0,
+            cluster: None,
+            non_portable_cluster: raw.non_portable_cluster,
+            dynamic_shared: raw.dynamic_shared_bytes,
+        };
+        crate::core::limits::check_dims(&block_only).map_err(|e| err(e.key, e.message))?;
+        if let Some(e) = raw
+            .cluster
+            .and_then(|c| crate::core::limits::cluster_size_error(c.0, raw.non_portable_cluster))
+        {
+            return Err(err("cluster", e));
         }
         let mut args = Vec::with_capacity(raw.args.len());
         for (i, v) in raw.args.iter().enumerate() {
@@ -397,6 +408,7 @@ impl GemmSpec {
             anchors: raw.anchors,
             b_layout: raw.b_layout,
             cluster: raw.cluster.map(|c| c.0),
+            non_portable_cluster: raw.non_portable_cluster,
         })
     }
 

@@ -54,6 +54,55 @@ fn show(dtype: DType, v: (f64, i128)) -> String {
     }
 }
 
+/// The bytes a check expects of a buffer of `dtype` and `shape`: its `values` (each fitting
+/// the dtype, as many as the buffer holds) or its `.npy` (the same dtype and shape). Read
+/// before anything is simulated, so a bad check is found first.
+pub fn expected_bytes(
+    m: &LoadedManifest,
+    c: &Check,
+    dtype: DType,
+    shape: &[usize],
+) -> Result<Vec<u8>, String> {
+    if let Some(file) = &c.npy {
+        let path = m.resolve(file);
+        let a = npy::read(&path)?;
+        npy::expect_layout(&path, &a, dtype, shape)?;
+        return Ok(a.data);
+    }
+    let n: usize = shape.iter().product();
+    expected_values(c, dtype, shape, n).map_err(|(k, e)| match k {
+        Some(k) => format!("values[{k}]: {e}"),
+        None => e,
+    })
+}
+
+/// A check's `values` as bytes of `dtype`: `n` of them, each fitting the dtype. The error
+/// names the element (`Some(index)`) where one is at fault.
+pub(super) fn expected_values(
+    c: &Check,
+    dtype: DType,
+    shape: &[usize],
+    n: usize,
+) -> Result<Vec<u8>, (Option<usize>, String)> {
+    let vals = c.values.as_deref().unwrap_or_default();
+    if vals.len() != n {
+        return Err((
+            None,
+            format!(
+                "{} values for buffer `{}`, whose shape {shape:?} holds {n}",
+                vals.len(),
+                c.buffer
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(n * dtype.size());
+    for (i, v) in vals.iter().enumerate() {
+        let (f, e) = number(v).ok_or_else(|| (Some(i), "not a number".to_string()))?;
+        out.extend(encode_number(dtype, f, e).map_err(|e| (Some(i), e))?);
+    }
+    Ok(out)
+}
+
 /// Compare `got` (the buffer's bytes) with the check's expectation.
 pub fn check_buffer(
     m: &LoadedManifest,
@@ -61,33 +110,20 @@ pub fn check_buffer(
     dtype: DType,
     got: &[u8],
 ) -> Result<Option<CheckFailure>, String> {
+    let shape = m
+        .manifest
+        .buffers
+        .get(&c.buffer)
+        .map(|b| b.shape.clone())
+        .unwrap_or_else(|| vec![got.len() / dtype.size()]);
+    let expected = expected_bytes(m, c, dtype, &shape)?;
+    Ok(compare(c, dtype, &expected, got))
+}
+
+/// Compare `got` with `expected` (both of `dtype`, the same length): exact for integers,
+/// `|got − expected| ≤ atol + rtol·|expected|` for floats.
+pub fn compare(c: &Check, dtype: DType, expected: &[u8], got: &[u8]) -> Option<CheckFailure> {
     let size = dtype.size();
-    let expected: Vec<u8> = if let Some(file) = &c.npy {
-        let a = npy::read(&m.resolve(file))?;
-        if a.dtype.size() != size {
-            return Err(format!(
-                "{file} holds {:?}, buffer `{}` is {dtype:?}",
-                a.dtype, c.buffer
-            ));
-        }
-        a.data
-    } else {
-        let vals = c.values.as_ref().unwrap();
-        let mut out = Vec::new();
-        for (i, v) in vals.iter().enumerate() {
-            let (f, e) = number(v).ok_or_else(|| format!("checks value {i} is not a number"))?;
-            out.extend(encode_number(dtype, f, e));
-        }
-        out
-    };
-    if expected.len() != got.len() {
-        return Err(format!(
-            "check of `{}` expects {} elements, the buffer has {}",
-            c.buffer,
-            expected.len() / size,
-            got.len() / size
-        ));
-    }
     let rtol = c.rtol.unwrap_or(0.0);
     let atol = c.atol.unwrap_or(0.0);
     let mut fail = CheckFailure {
@@ -111,5 +147,5 @@ pub fn check_buffer(
             }
         }
     }
-    Ok((fail.mismatches > 0).then_some(fail))
+    (fail.mismatches > 0).then_some(fail)
 }

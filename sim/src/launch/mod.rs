@@ -7,9 +7,10 @@ mod check;
 mod init;
 pub use init::number;
 pub mod npy;
+pub mod scalar;
 pub mod tensor_map;
 
-pub use check::{check_buffer, CheckFailure};
+pub use check::{check_buffer, compare, expected_bytes, CheckFailure};
 
 use serde::Deserialize;
 use serde_norway::Value;
@@ -177,8 +178,24 @@ pub struct Launch {
     pub shared_bytes: u32,
     #[serde(default)]
     pub cluster: Option<Dim3>,
+    /// Allow clusters of 9 to 16 CTAs (`cudaFuncAttributeNonPortableClusterSizeAllowed`).
+    #[serde(default)]
+    pub non_portable_cluster: bool,
     #[serde(default)]
     pub args: Vec<Value>,
+}
+
+impl Launch {
+    /// The shape `core::limits` checks.
+    pub fn shape(&self) -> crate::core::limits::LaunchShape {
+        crate::core::limits::LaunchShape {
+            grid: self.grid.0,
+            block: self.block.0,
+            cluster: self.cluster.map(|c| c.0),
+            non_portable_cluster: self.non_portable_cluster,
+            dynamic_shared: self.shared_bytes,
+        }
+    }
 }
 
 /// `[x]`, `[x, y]` or `[x, y, z]`; missing dimensions are 1.
@@ -241,14 +258,24 @@ pub struct Check {
     pub atol: Option<f64>,
 }
 
-/// A manifest error: the file, the key path, and what is wrong.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}: {path}: {message}")]
+/// A manifest error: the file, the key path (empty for the whole file), and what is wrong.
+#[derive(Debug)]
 pub struct ManifestError {
     pub file: String,
     pub path: String,
     pub message: String,
 }
+
+impl std::fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.path.as_str() {
+            "" => write!(f, "{}: {}", self.file, self.message),
+            p => write!(f, "{}: {p}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ManifestError {}
 
 /// The most bytes all buffers of one manifest may hold together.
 pub const MAX_BUFFER_BYTES: usize = 1 << 30;
@@ -265,8 +292,8 @@ impl LoadedManifest {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
             file: file.clone(),
-            path: "(file)".into(),
-            message: e.to_string(),
+            path: String::new(),
+            message: format!("cannot read the manifest: {e}"),
         })?;
         Self::from_text(path, &text)
     }
@@ -278,10 +305,12 @@ impl LoadedManifest {
             path: p,
             message: m,
         };
+        crate::yaml::precheck(text).map_err(|e| err(e.path, e.message))?;
         let de = serde_norway::Deserializer::from_str(text);
         let manifest: Manifest = serde_path_to_error::deserialize(de).map_err(|e| {
             let p = e.path().to_string();
-            err(p, e.into_inner().to_string())
+            let m = crate::yaml::without_path(&p, &e.into_inner().to_string());
+            err(p, m)
         })?;
         if manifest.launches.is_empty() {
             return Err(err(
@@ -289,26 +318,71 @@ impl LoadedManifest {
                 "at least one launch is required".into(),
             ));
         }
+        // CUDA's dimension limits; what depends on the kernel and the config (an SM's
+        // capacity, `.maxntid`, the SM count) is checked by `run` before the first launch.
         for (i, l) in manifest.launches.iter().enumerate() {
-            if let Some(c) = l.cluster {
-                // The SM count is the config's; `run_launch` checks it.
-                crate::core::cluster::cluster_shape(l.grid.0, Some(c.0), None, u32::MAX)
-                    .map_err(|e| err(format!("launches[{i}].cluster"), e))?;
+            crate::core::limits::check_dims(&l.shape())
+                .map_err(|e| err(format!("launches[{i}].{}", e.key), e.message))?;
+        }
+        for (name, b) in &manifest.buffers {
+            // `--dump DIR` writes DIR/NAME.npy: a name is one plain file name.
+            let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.';
+            if name.is_empty() || name.starts_with('.') || !name.chars().all(plain) {
+                return Err(err(
+                    format!("buffers.{name}"),
+                    format!("`{name}` is not a buffer name: use letters, digits, `_`, `-` and `.` (not first)"),
+                ));
+            }
+            if let Some(k) = b.shape.iter().position(|&d| d == 0) {
+                return Err(err(
+                    format!("buffers.{name}.shape[{k}]"),
+                    format!(
+                        "shape {:?} has a dimension of 0; every dimension must be at least 1",
+                        b.shape
+                    ),
+                ));
             }
         }
         for (i, c) in manifest.checks.iter().enumerate() {
-            if !manifest.buffers.contains_key(&c.buffer) {
-                let names: Vec<&String> = manifest.buffers.keys().collect();
+            let Some(buffer) = manifest.buffers.get(&c.buffer) else {
+                let names: Vec<&str> = manifest.buffers.keys().map(String::as_str).collect();
                 return Err(err(
                     format!("checks[{i}].buffer"),
-                    format!("unknown buffer `{}`; buffers: {names:?}", c.buffer),
+                    format!(
+                        "unknown buffer `{}`; buffers: {}",
+                        c.buffer,
+                        names.join(", ")
+                    ),
                 ));
-            }
+            };
             if c.npy.is_some() == c.values.is_some() {
                 return Err(err(
                     format!("checks[{i}]"),
                     "give exactly one of `npy` or `values`".into(),
                 ));
+            }
+            for (key, tol) in [("rtol", c.rtol), ("atol", c.atol)] {
+                if let Some(t) = tol.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+                    return Err(err(
+                        format!("checks[{i}].{key}"),
+                        format!("must be a finite number of at least 0, got {t}"),
+                    ));
+                }
+            }
+            if c.values.is_some() {
+                // Sizes are not yet bounded here; a values list is as long as it is written.
+                if let Some(n) = buffer
+                    .shape
+                    .iter()
+                    .try_fold(1usize, |a, &d| a.checked_mul(d))
+                {
+                    check::expected_values(c, buffer.dtype, &buffer.shape, n).map_err(
+                        |(k, e)| match k {
+                            Some(k) => err(format!("checks[{i}].values[{k}]"), e),
+                            None => err(format!("checks[{i}].values"), e),
+                        },
+                    )?;
+                }
             }
         }
         // Sizes are checked here so that `BufferSpec::len` cannot overflow and a typo such as
@@ -324,9 +398,9 @@ impl LoadedManifest {
                 return Err(err(
                     format!("buffers.{name}.shape"),
                     format!(
-                        "{:?} elements of {:?} do not fit the simulator's {} MiB of device memory for buffers",
+                        "{:?} elements of {} do not fit the simulator's {} MiB of device memory for buffers",
                         b.shape,
-                        b.dtype,
+                        b.dtype.name(),
                         MAX_BUFFER_BYTES >> 20
                     ),
                 ));
@@ -383,18 +457,18 @@ impl LoadedManifest {
         for (name, locs) in &link.observe {
             let key = format!("litmus.observe.{name}");
             let Some(spec) = self.manifest.buffers.get(name) else {
-                let names: Vec<&String> = self.manifest.buffers.keys().collect();
+                let names: Vec<&str> = self.manifest.buffers.keys().map(String::as_str).collect();
                 return Err(err(
                     key,
-                    format!("unknown buffer `{name}`; buffers: {names:?}"),
+                    format!("unknown buffer `{name}`; buffers: {}", names.join(", ")),
                 ));
             };
             if spec.dtype.is_float() {
                 return Err(err(
                     key,
                     format!(
-                        "litmus values are integers; buffer `{name}` is {:?}",
-                        spec.dtype
+                        "litmus values are integers; buffer `{name}` is {}",
+                        spec.dtype.name()
                     ),
                 ));
             }

@@ -3,6 +3,7 @@
 use super::DType;
 use std::path::Path;
 
+#[derive(Debug)]
 pub struct NpyArray {
     pub dtype: DType,
     pub shape: Vec<usize>,
@@ -85,22 +86,65 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, String> {
                 .map_err(|_| format!("bad shape `{shape_text}`"))
         })
         .collect::<Result<_, _>>()?;
-    let n: usize = shape.iter().product();
     let data = &bytes[hstart + hlen..];
-    let need = n * dtype.size();
-    if data.len() < need {
+    let need = shape
+        .iter()
+        .try_fold(dtype.size(), |a, &d| a.checked_mul(d))
+        .ok_or_else(|| format!("shape {} is too large", shape_text.trim()))?;
+    if data.len() != need {
+        let what = if data.len() < need {
+            "is truncated"
+        } else {
+            "has trailing bytes"
+        };
         return Err(format!(
-            "data has {} bytes, shape {:?} of {} needs {need}",
+            "{what}: its data is {} bytes, shape {} of {descr} needs {need}",
             data.len(),
-            shape,
-            descr
+            shape_text.trim(),
         ));
     }
     Ok(NpyArray {
         dtype,
         shape,
-        data: data[..need].to_vec(),
+        data: data.to_vec(),
     })
+}
+
+/// Whether an array read from `path` is what a buffer of `dtype` and `shape` holds: the same
+/// dtype (bf16 is stored as `<u2`, as `write` does) and the same shape, not merely as many
+/// elements. The error says which differs: expected against found.
+pub fn expect_layout(
+    path: &Path,
+    a: &NpyArray,
+    dtype: DType,
+    shape: &[usize],
+) -> Result<(), String> {
+    let same_dtype = a.dtype == dtype || (dtype == DType::Bf16 && a.dtype == DType::U16);
+    if !same_dtype {
+        return Err(format!(
+            "{}: wrong dtype: expected {} ({}), found {} ({})",
+            path.display(),
+            dtype.name(),
+            descr_of(dtype),
+            a.dtype.name(),
+            descr_of(a.dtype)
+        ));
+    }
+    if a.shape != shape {
+        let n: usize = a.shape.iter().product();
+        let same = if n == shape.iter().product::<usize>() {
+            format!(" (the same {n} elements, in another shape)")
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "{}: wrong shape: expected {:?}, found {:?}{same}",
+            path.display(),
+            shape,
+            a.shape
+        ));
+    }
+    Ok(())
 }
 
 /// The text of `'key': value` in a header dict (value up to the next top-level comma).
@@ -168,5 +212,11 @@ mod tests {
         assert_eq!(a.data, data);
         assert!(parse(&enc[..20]).is_err());
         assert!(parse(b"hello").is_err());
+        let mut long = enc.clone();
+        long.push(0);
+        assert!(parse(&long).unwrap_err().contains("trailing"));
+        assert!(parse(&enc[..enc.len() - 1])
+            .unwrap_err()
+            .contains("truncated"));
     }
 }

@@ -42,12 +42,19 @@ pub fn tensor_map_arg(
     buffers: &BTreeMap<String, BufferSpec>,
 ) -> Result<TensorMap, String> {
     let Value::Mapping(m) = v else {
-        return Err(format!("{path}: expected a mapping with keys {KEYS:?}"));
+        return Err(format!(
+            "{path}: expected a mapping with keys {}",
+            KEYS.join(", ")
+        ));
     };
     let mut get = BTreeMap::new();
     for (k, x) in m {
         let Some(k) = k.as_str().filter(|k| KEYS.contains(k)) else {
-            return Err(format!("{path}: unknown key {k:?}; valid keys: {KEYS:?}"));
+            return Err(format!(
+                "{path}: unknown key `{}`; valid keys: {}",
+                show(k),
+                KEYS.join(", ")
+            ));
         };
         get.insert(k, x);
     }
@@ -61,8 +68,12 @@ pub fn tensor_map_arg(
         .ok_or_else(|| format!("{path}.buffer: expected a buffer name"))?;
     let (Some(&global), Some(buf)) = (addrs.get(name), buffers.get(name)) else {
         return Err(format!(
-            "{path}.buffer: no buffer `{name}`; buffers: {:?}",
-            addrs.keys().collect::<Vec<_>>()
+            "{path}.buffer: no buffer `{name}`; buffers: {}",
+            addrs
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     };
     let dims = list(need("dims")?, &format!("{path}.dims"), 1)?;
@@ -84,7 +95,11 @@ pub fn tensor_map_arg(
             let s = d.as_str().unwrap_or("");
             TmaType::from_name(s).ok_or_else(|| {
                 let names: Vec<&str> = TmaType::ALL.iter().map(|t| t.name()).collect();
-                format!("{path}.dtype: unknown type {d:?}; valid: {names:?}")
+                format!(
+                    "{path}.dtype: unknown type `{}`; valid: {}",
+                    show(d),
+                    names.join(", ")
+                )
             })?
         }
         None => of_buffer(buf.dtype).ok_or_else(|| {
@@ -135,12 +150,9 @@ pub fn tensor_map_arg(
         }
     }
     if let Some(s) = get.get("swizzle") {
-        let name = s
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("{s:?}"));
+        let name = s.as_str().map(str::to_string).unwrap_or_else(|| show(s));
         map.swizzle = Swizzle::from_name(&name).ok_or_else(|| {
-            format!("{path}.swizzle: unknown mode {s:?}; valid: none, 32B, 64B, 128B")
+            format!("{path}.swizzle: unknown mode `{name}`; valid: none, 32B, 64B, 128B")
         })?;
     }
     if let Some(f) = get.get("oob_fill") {
@@ -149,7 +161,8 @@ pub fn tensor_map_arg(
             Some("nan") => true,
             _ => {
                 return Err(format!(
-                    "{path}.oob_fill: {f:?}; valid: zero (or none), nan"
+                    "{path}.oob_fill: `{}`; valid: zero (or none), nan",
+                    show(f)
                 ))
             }
         };
@@ -173,6 +186,14 @@ pub fn tensor_map_arg(
     Ok(map)
 }
 
+/// A YAML value on one line, for messages.
+fn show(v: &Value) -> String {
+    serde_norway::to_string(v)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
 /// A list of integers, each at least `min` (0 or 1).
 fn list(v: &Value, path: &str, min: u64) -> Result<Vec<u64>, String> {
     let what = if min == 0 {
@@ -188,7 +209,7 @@ fn list(v: &Value, path: &str, min: u64) -> Result<Vec<u64>, String> {
         .map(|x| {
             x.as_u64()
                 .filter(|&n| n >= min)
-                .ok_or_else(|| format!("{path}: {x:?} is not a {what}"))
+                .ok_or_else(|| format!("{path}: `{}` is not a {what}", show(x)))
         })
         .collect()
 }

@@ -162,7 +162,7 @@ fn policy_used_is_reported() {
     ]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("reconvergence convergence-barrier (auto: .target sm_70 on sm_70)"),
+        out.contains("reconvergence       convergence-barrier (auto: .target sm_70 on sm_70)"),
         "{out}"
     );
     let v: serde_json::Value =

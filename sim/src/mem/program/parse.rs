@@ -1,6 +1,10 @@
 //! Hand-written lexer and recursive-descent parser for memory programs (digest §2.4.1). Errors
 //! carry the 1-based line and column and the offending text, since programs live in configs.
 //! `//` starts a comment to the end of the line; `not` binds tighter than `and`, `and` than `or`.
+//!
+//! Nesting is bounded (`MAX_NESTING`): the parser and every pass over the tree (the engines'
+//! evaluation, the printer, `Drop`) recurse, so a program nested thousands deep would overflow
+//! the host stack; it is a located error instead.
 
 use super::syntax::{BExp, Level, OpExp, Stm};
 
@@ -65,10 +69,20 @@ fn lex(src: &str) -> Result<Vec<Tok>, ParseError> {
     Ok(toks)
 }
 
+/// The deepest nesting a program may have: `if` blocks inside each other, and the depth of a
+/// condition's tree (`!`, parentheses, each `and`/`or` of a chain). Real programs nest a few
+/// levels; this keeps every recursive pass far from the host stack's limit.
+pub const MAX_NESTING: usize = 64;
+
+/// A condition and the depth of its tree.
+type Cond = (BExp, usize);
+
 struct Parser {
     toks: Vec<Tok>,
     pos: usize,
     eof: (usize, usize),
+    /// `if` blocks, parentheses and `!` open at the current token.
+    open: usize,
 }
 
 impl Parser {
@@ -129,7 +143,7 @@ impl Parser {
             "if" => {
                 self.pos += 1;
                 self.expect("(")?;
-                let b = self.bexp()?;
+                let (b, _) = self.bexp()?;
                 self.expect(")")?;
                 let then = self.braced()?;
                 let els = if self.peek() == Some("else") {
@@ -153,39 +167,85 @@ impl Parser {
 
     fn braced(&mut self) -> Result<Vec<Stm>, ParseError> {
         self.expect("{")?;
+        self.enter(self.pos - 1)?;
         let b = self.block()?;
+        self.open -= 1;
         self.expect("}")?;
         Ok(b)
     }
 
-    fn bexp(&mut self) -> Result<BExp, ParseError> {
+    /// One more level of nesting opened by token `at`, or the error there.
+    fn enter(&mut self, at: usize) -> Result<(), ParseError> {
+        self.open += 1;
+        if self.open > MAX_NESTING {
+            return Err(self.too_deep(at));
+        }
+        Ok(())
+    }
+
+    fn too_deep(&self, at: usize) -> ParseError {
+        let t = &self.toks[at];
+        ParseError {
+            line: t.line,
+            col: t.col,
+            found: t.text.clone(),
+            msg: format!("nested more than {MAX_NESTING} deep (`if` blocks, parentheses, `!`, `and`/`or` chains)"),
+        }
+    }
+
+    /// `op(l, r)` unless its tree would be deeper than `MAX_NESTING` (the error is at the
+    /// operator, token `at`): a long `and`/`or` chain deepens the tree by one per operator.
+    fn join(
+        &self,
+        at: usize,
+        (l, dl): Cond,
+        (r, dr): Cond,
+        op: fn(Box<BExp>, Box<BExp>) -> BExp,
+    ) -> Result<Cond, ParseError> {
+        let d = dl.max(dr) + 1;
+        if d + self.open > MAX_NESTING {
+            return Err(self.too_deep(at));
+        }
+        Ok((op(Box::new(l), Box::new(r)), d))
+    }
+
+    fn bexp(&mut self) -> Result<Cond, ParseError> {
         let mut l = self.conj()?;
         while self.peek() == Some("or") {
+            let at = self.pos;
             self.pos += 1;
-            l = BExp::Or(Box::new(l), Box::new(self.conj()?));
+            let r = self.conj()?;
+            l = self.join(at, l, r, BExp::Or)?;
         }
         Ok(l)
     }
 
-    fn conj(&mut self) -> Result<BExp, ParseError> {
+    fn conj(&mut self) -> Result<Cond, ParseError> {
         let mut l = self.unary()?;
         while self.peek() == Some("and") {
+            let at = self.pos;
             self.pos += 1;
-            l = BExp::And(Box::new(l), Box::new(self.unary()?));
+            let r = self.unary()?;
+            l = self.join(at, l, r, BExp::And)?;
         }
         Ok(l)
     }
 
-    fn unary(&mut self) -> Result<BExp, ParseError> {
+    fn unary(&mut self) -> Result<Cond, ParseError> {
         let b = match self.peek() {
             Some("!") => {
+                self.enter(self.pos)?;
                 self.pos += 1;
-                return Ok(BExp::Not(Box::new(self.unary()?)));
+                let (b, d) = self.unary()?;
+                self.open -= 1;
+                return Ok((BExp::Not(Box::new(b)), d + 1));
             }
             Some("(") => {
+                self.enter(self.pos)?;
                 self.pos += 1;
                 let b = self.bexp()?;
                 self.expect(")")?;
+                self.open -= 1;
                 return Ok(b);
             }
             Some("true") => BExp::True,
@@ -195,7 +255,7 @@ impl Parser {
             _ => return Err(self.err("expected a condition")),
         };
         self.pos += 1;
-        Ok(b)
+        Ok((b, 1))
     }
 }
 
@@ -208,6 +268,7 @@ pub fn parse(src: &str) -> Result<Vec<Stm>, ParseError> {
         toks,
         pos: 0,
         eof: (eof_line, eof_col),
+        open: 0,
     };
     let prog = p.block()?;
     if p.pos < p.toks.len() {
