@@ -203,23 +203,28 @@ fn the_scoreboard_waits_on_the_last_register_of_every_many_operand_instruction()
 /// the function), found independently of `deps_of`. Names, not ids: registers of nested
 /// scopes may share a name.
 fn named_registers(f: &gpusim_isa::Function, text: &str) -> BTreeSet<String> {
+    // Every identifier that is not a modifier (`.b64`) and names a register: `%r1`, and the
+    // names without `%` that inline assembly declares (`.reg .pred P1;`).
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    let chars: Vec<char> = text.chars().collect();
     let mut out = BTreeSet::new();
-    let bytes = text.as_bytes();
     let mut i = 0;
-    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
-    while i < bytes.len() {
-        if bytes[i] != b'%' {
+    while i < chars.len() {
+        if !(is_name(chars[i]) || chars[i] == '%') {
             i += 1;
             continue;
         }
-        let end = (i + 1..bytes.len())
-            .find(|&j| !is_name(bytes[j]))
-            .unwrap_or(bytes.len());
-        let name = &text[i..end];
-        if f.regs.iter().any(|r| r.name == name) {
-            out.insert(name.to_string());
+        let start = i;
+        i += 1;
+        while i < chars.len() && is_name(chars[i]) {
+            i += 1;
         }
-        i = end;
+        let word: String = chars[start..i].iter().collect();
+        let modifier = start > 0 && chars[start - 1] == '.';
+        // `_` is the sink operand, no register.
+        if !modifier && word != "_" && f.regs.iter().any(|r| r.name == word) {
+            out.insert(word);
+        }
     }
     out
 }
@@ -484,7 +489,7 @@ fn a_deadlock_report_names_what_its_warps_wait_for() {
     assert!(
         f.details[..2]
             .iter()
-            .all(|d| d.contains("waiting at barrier(s) 0x2")),
+            .all(|d| d.contains("waiting at bar.sync 1")),
         "{f}"
     );
     assert_eq!(
