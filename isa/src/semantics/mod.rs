@@ -163,6 +163,20 @@ pub fn convert(dty: Type, sty: Type, mods: Mods, a: u64) -> u64 {
     convert::convert(dty, sty, mods, a)
 }
 
+/// A `cvt` (or `ld`) result of type `ty` as it lands in a register declared `reg`, which may be
+/// wider: sign-extended to the register's width for a signed integer type, zero-extended
+/// otherwise (PTX ISA §9.4.1, Table 28; `cvt`, Notes). The simulator and the semantic models
+/// both write through this.
+pub fn extend_to_register(ty: Type, reg: Type, v: u64) -> u64 {
+    let w = ty.bits();
+    if ty.is_signed() && w < 64 && reg.bits() > w {
+        let s = 64 - w;
+        ((((v << s) as i64) >> s) as u64) & reg.mask()
+    } else {
+        v
+    }
+}
+
 /// New value that an atomic stores, given the old memory value `old`, operand b and (cas) c.
 pub fn atomic(op: AtomOp, ty: Type, old: u64, b: u64, c: u64) -> u64 {
     let m = match float::format(ty) {
