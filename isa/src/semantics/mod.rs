@@ -11,6 +11,16 @@
 //! uses the host's IEEE operations, everything else the integer-based software rounding in
 //! `rounding`, which never touches the host rounding mode.
 //!
+//! **Rules the PTX ISA states that are easy to misread** (pinned by the `cvt_f2i` traces and
+//! the integer-only reference in `isa/tests/semantics_props.rs`):
+//! - `cvt` float → integer rounds by the integer rounding modifier and then clamps to the
+//!   destination's range, with or without `.sat` (±inf give the range's ends). A NaN gives 0
+//!   when the source is not `.f64` and the destination is not `.s64`/`.u64`, and otherwise
+//!   `1 << (BitWidth(dst) - 1)`: `cvt.rzi.s32.f64` of NaN is 0x80000000 and `cvt.rni.u64.f32`
+//!   of NaN is 1 << 63 (PTX ISA `cvt`, Integer Notes).
+//! - A narrow `cvt` result in a wider register is sign-extended for `.s8`/`.s16`/`.s32`
+//!   destinations and zero-extended otherwise (§9.4.1, Table 28): `extend_to_register`.
+//!
 //! **Choices where PTX leaves the result undefined or unspecified:**
 //! - Integer division by zero gives all ones (-1 for signed types, as the hardware does);
 //!   remainder by zero gives the dividend. `MIN / -1` wraps to `MIN`, `MIN % -1` is 0.
