@@ -77,15 +77,16 @@ fn known_version(v: (u32, u32)) -> bool {
         .any(|(major, minors)| *major == v.0 && minors.contains(&v.1))
 }
 
+/// "1.0–1.5, 2.0–2.3, …": each major version's minor range.
 fn version_list() -> String {
-    let (first, last) = (VERSIONS[0], VERSIONS[VERSIONS.len() - 1]);
-    format!(
-        "{}.{} … {}.{}",
-        first.0,
-        first.1[0],
-        last.0,
-        last.1[last.1.len() - 1]
-    )
+    let ranges: Vec<String> = VERSIONS
+        .iter()
+        .map(|(major, minors)| {
+            let last = minors[minors.len() - 1];
+            format!("{major}.{}–{major}.{last}", minors[0])
+        })
+        .collect();
+    ranges.join(", ")
 }
 
 /// `sm_90a` → `TargetArch { sm: 90, suffix: Some('a'), compute: false }`; None for anything else.
