@@ -1580,11 +1580,38 @@ impl Symbol {
     }
 }
 
+/// The architecture of a module's `.target` directive (PTX ISA §11.1.2): `sm_90a` is
+/// `TargetArch { sm: 90, suffix: Some('a'), compute: false }`. The parser accepts only the
+/// architectures the PTX ISA defines, each with a `.version` that knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TargetArch {
+    /// The SM number: 52 for `sm_52`, 90 for `sm_90a`, 100 for `compute_100f`.
+    pub sm: u32,
+    /// `a` (architecture-specific features) or `f` (family-specific features), when named.
+    pub suffix: Option<char>,
+    /// Written `compute_NN` rather than `sm_NN` (the same feature set).
+    pub compute: bool,
+}
+
+impl std::fmt::Display for TargetArch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let prefix = if self.compute { "compute" } else { "sm" };
+        write!(f, "{prefix}_{}", self.sm)?;
+        match self.suffix {
+            Some(c) => write!(f, "{c}"),
+            None => Ok(()),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Module {
     pub file: String,
+    /// The `.version` directive: PTX ISA (major, minor), a version the PTX ISA defines.
     pub version: (u32, u32),
+    /// The `.target` architecture as written (`sm_90a`); `arch` is its structured form.
     pub target: String,
+    pub arch: TargetArch,
     pub address_size: u32,
     pub symbols: Vec<Symbol>,
     pub functions: Vec<Function>,

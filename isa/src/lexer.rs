@@ -129,9 +129,18 @@ pub fn lex(file: &str, src: &str) -> Result<Vec<(Tok, Span)>, PtxError> {
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(src.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
-    let span_of = |start: usize, end: usize| {
+    // Tokens come in order, so each column counts on from the previous token's on the same
+    // line: linear in the file, however long its lines.
+    let mut last = (0usize, 0usize, 1usize); // (line, byte, column) of the previous token
+    let mut span_of = |start: usize, end: usize| {
         let line = line_starts.partition_point(|&s| s <= start);
-        let col = src[line_starts[line - 1]..start].chars().count() + 1;
+        let (from, col0) = if last.0 == line && last.1 <= start {
+            (last.1, last.2)
+        } else {
+            (line_starts[line - 1], 1)
+        };
+        let col = col0 + src[from..start].chars().count();
+        last = (line, start, col);
         Span {
             line: line as u32,
             col: col as u32,

@@ -15,5 +15,5 @@ pub mod semantics;
 pub mod span;
 
 pub use ir::*;
-pub use parser::parse_module;
+pub use parser::{parse_module, MAX_NESTING};
 pub use span::{PtxError, Span};

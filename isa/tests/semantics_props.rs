@@ -1446,6 +1446,242 @@ fn cvt_hand_examples() {
 }
 
 // ------------------------------------------------------------------------------------------
+// cvt float → integer against an integer-only reference (issue 11, item 1)
+// ------------------------------------------------------------------------------------------
+
+const F2I_DSTS: [Type; 8] = [
+    Type::S8,
+    Type::U8,
+    Type::S16,
+    Type::U16,
+    Type::S32,
+    Type::U32,
+    Type::S64,
+    Type::U64,
+];
+const F2I_MODES: [Round; 4] = [Round::Rni, Round::Rzi, Round::Rmi, Round::Rpi];
+
+/// Float → integer with integer arithmetic only, written apart from `semantics::convert` (which
+/// rounds in f64 and saturates with Rust casts): the bits are split into sign, exponent field
+/// and fraction; the value `sig · 2^exp2` is cut into an integral part and a remainder compared
+/// with one half; the integer rounding modifier decides whether the magnitude goes up; the
+/// result is clamped to the destination's range (PTX ISA `cvt`: "For float-to-integer
+/// conversions, the result is clamped to the destination range by default"). NaN follows the
+/// PTX ISA's integer notes: 0 when the source is not .f64 and the destination is not 64-bit,
+/// otherwise `1 << (BitWidth(dst) - 1)`. `.ftz` flushes f32 subnormal sources to zero.
+fn ref_float_to_int(src: Ff, dst: Type, rnd: Round, ftz: bool, bits: u64) -> u64 {
+    let bits = bits & src.mask();
+    let w = dst.bits();
+    let (lo, hi) = irange(dst);
+    let neg = bits >> (src.width() - 1) == 1;
+    let field = (bits >> src.frac) & ((1 << src.exp) - 1);
+    let frac = bits & ((1 << src.frac) - 1);
+    let bias = (1i32 << (src.exp - 1)) - 1;
+    if field == (1 << src.exp) - 1 {
+        if frac != 0 {
+            let nan = if src.ty != Type::F64 && w <= 32 {
+                0
+            } else {
+                1i128 << (w - 1)
+            };
+            return ibits(w, nan);
+        }
+        return ibits(w, if neg { lo } else { hi });
+    }
+    let (sig, exp2): (u128, i32) = if field == 0 {
+        let flushed = ftz && src.ty == Type::F32;
+        (
+            if flushed { 0 } else { u128::from(frac) },
+            1 - bias - src.frac as i32,
+        )
+    } else {
+        (
+            u128::from(frac | (1 << src.frac)),
+            field as i32 - bias - src.frac as i32,
+        )
+    };
+    // Integral part, and the remainder against one half: Less, Equal or Greater, or None when
+    // there is no remainder.
+    let (int, rem): (u128, Option<Ordering>) = if exp2 >= 0 {
+        // sig < 2^53, so anything shifted past 2^70 is far outside every range.
+        (if exp2 > 70 { 1 << 120 } else { sig << exp2 }, None)
+    } else {
+        let sh = -exp2 as u32;
+        if sh >= 120 {
+            (0, (sig != 0).then_some(Ordering::Less))
+        } else {
+            let r = sig & ((1u128 << sh) - 1);
+            (sig >> sh, (r != 0).then(|| r.cmp(&(1u128 << (sh - 1)))))
+        }
+    };
+    let up = match (rnd, rem) {
+        (_, None) => false,
+        (Round::Rzi, _) => false,
+        (Round::Rmi, _) => neg,
+        (Round::Rpi, _) => !neg,
+        (_, Some(Ordering::Greater)) => true,
+        (_, Some(Ordering::Equal)) => int % 2 == 1,
+        (_, Some(Ordering::Less)) => false,
+    };
+    let mag = (int + u128::from(up)).min(1 << 100) as i128;
+    ibits(w, if neg { -mag } else { mag }.clamp(lo, hi))
+}
+
+/// The bit patterns every float → integer conversion is tried on: zeros, subnormals, the
+/// extremes, infinities, NaNs (quiet, signalling, negative, with payload), small halves, and
+/// for each destination the values just inside and just outside its range, with their
+/// neighbours in the source format.
+fn f2i_specials(src: Ff) -> Vec<u64> {
+    let sign = src.sign();
+    let mut v = vec![
+        0,
+        sign,
+        1,
+        sign | 1,
+        (1 << src.frac) - 1,
+        1 << src.frac,
+        src.inf() - 1,
+        sign | (src.inf() - 1),
+        src.inf(),
+        sign | src.inf(),
+        src.nan(),
+        src.inf() | 1,
+        src.inf() | (1 << (src.frac - 1)),
+        sign | src.inf() | (1 << (src.frac - 1)),
+        src.mask(),
+    ];
+    let mut values = vec![0.5, 1.5, 2.5, 3.5, 0.49, 0.51, 1.0, 7.0];
+    for d in F2I_DSTS {
+        let (lo, hi) = irange(d);
+        for edge in [lo as f64, hi as f64, hi as f64 + 1.0, lo as f64 - 1.0] {
+            values.extend([edge, edge - 0.5, edge + 0.5]);
+        }
+    }
+    for x in values {
+        for y in [x, -x] {
+            let b = src.bits_of(y);
+            v.extend([b, src.next_up(b), src.next_down(b)]);
+        }
+    }
+    v
+}
+
+fn f2i_mods(rnd: Round, sat: bool, ftz: bool) -> Mods {
+    Mods {
+        rnd: Some(rnd),
+        sat,
+        ftz,
+        ..Mods::default()
+    }
+}
+
+#[test]
+fn cvt_float_to_int_every_type_mode_and_special_value() {
+    let mut cases = 0;
+    for src in [H, BH, S, D] {
+        for bits in f2i_specials(src) {
+            for dst in F2I_DSTS {
+                for rnd in F2I_MODES {
+                    for sat in [false, true] {
+                        for ftz in [false, true] {
+                            if ftz && src.ty != Type::F32 {
+                                continue;
+                            }
+                            let got = convert(dst, src.ty, f2i_mods(rnd, sat, ftz), bits);
+                            let want = ref_float_to_int(src, dst, rnd, ftz, bits);
+                            assert_eq!(
+                                got,
+                                want,
+                                "cvt.{rnd:?}{}{}.{}.{} of {bits:#x}",
+                                if ftz { ".ftz" } else { "" },
+                                if sat { ".sat" } else { "" },
+                                dst.name(),
+                                src.ty.name()
+                            );
+                            cases += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(cases > 40_000, "{cases} cases");
+}
+
+/// The reference's own hand-checked points, so that it is not merely self-consistent.
+#[test]
+fn float_to_int_reference_examples() {
+    let f = |x: f32| u64::from(x.to_bits());
+    let r = ref_float_to_int;
+    assert_eq!(
+        r(D, Type::S32, Round::Rzi, false, f64::NAN.to_bits()),
+        0x8000_0000
+    );
+    assert_eq!(r(S, Type::S32, Round::Rzi, false, f(f32::NAN)), 0);
+    assert_eq!(r(S, Type::U64, Round::Rni, false, f(f32::NAN)), 1 << 63);
+    assert_eq!(r(D, Type::U8, Round::Rni, false, f64::NAN.to_bits()), 0x80);
+    assert_eq!(r(H, Type::S16, Round::Rni, false, 0x7E00), 0);
+    assert_eq!(r(S, Type::S8, Round::Rni, false, f(-128.5)), 0x80);
+    assert_eq!(r(S, Type::S8, Round::Rni, false, f(127.5)), 0x7F);
+    assert_eq!(r(S, Type::U16, Round::Rpi, false, f(65534.5)), 0xFFFF);
+    assert_eq!(
+        r(S, Type::S32, Round::Rni, false, f(-2.5)),
+        (-2i32) as u32 as u64
+    );
+    assert_eq!(r(S, Type::S32, Round::Rmi, false, f(-0.0)), 0);
+    assert_eq!(
+        r(S, Type::S32, Round::Rmi, false, 0x8000_0001),
+        u64::from(u32::MAX)
+    );
+    assert_eq!(r(S, Type::S32, Round::Rmi, true, 0x8000_0001), 0);
+    assert_eq!(r(S, Type::U32, Round::Rzi, false, f(-0.9)), 0);
+    assert_eq!(
+        r(D, Type::S64, Round::Rzi, false, 2f64.powi(63).to_bits()),
+        i64::MAX as u64
+    );
+    assert_eq!(
+        r(D, Type::U64, Round::Rzi, false, f64::INFINITY.to_bits()),
+        u64::MAX
+    );
+    assert_eq!(r(BH, Type::U8, Round::Rzi, false, 0x4380), 0xFF); // bf16 256.0
+    assert_eq!(r(H, Type::U32, Round::Rpi, false, 0x0001), 1); // smallest f16 subnormal
+}
+
+fn f2i_source() -> impl Strategy<Value = (Ff, u64)> {
+    prop_oneof![
+        (Just(H), f16_bits()),
+        (Just(BH), f16_bits()),
+        (Just(S), f32_bits()),
+        (Just(S), any::<u32>().prop_map(u64::from)),
+        (Just(D), f64_bits()),
+        (Just(D), any::<u64>()),
+        (
+            Just(D),
+            (any::<bool>(), 1000u64..1100, any::<u64>())
+                .prop_map(|(s, e, fr)| { (u64::from(s) << 63) | (e << 52) | (fr >> 12) })
+        ),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    #[test]
+    fn cvt_float_to_int_matches_integer_reference(
+        (src, bits) in f2i_source(), dst in prop::sample::select(F2I_DSTS.to_vec()),
+        rnd in prop::sample::select(F2I_MODES.to_vec()), sat in any::<bool>(),
+        ftz in any::<bool>(), junk in any::<u64>(),
+    ) {
+        let ftz = ftz && src.ty == Type::F32;
+        let arg = if src.width() < 64 { bits | (junk << src.width()) } else { bits };
+        prop_assert_eq!(
+            convert(dst, src.ty, f2i_mods(rnd, sat, ftz), arg),
+            ref_float_to_int(src, dst, rnd, ftz, bits)
+        );
+    }
+}
+
+// ------------------------------------------------------------------------------------------
 // atom, slct, set, combine
 // ------------------------------------------------------------------------------------------
 

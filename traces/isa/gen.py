@@ -1665,6 +1665,119 @@ def gen_cvt_more():
 
 
 # =============================================================================================
+# cvt_f2i, cvt_f2i_bf16
+# =============================================================================================
+
+F2I_MODES = ["rni", "rzi", "rmi", "rpi"]
+F2I_SMALL = ["s8", "u8", "s16", "u16", "s32", "u32"]
+F2I_BIG = ["s64", "u64"]
+
+
+def f2i_reg(b, fmt, dst, mode, ftz=False):
+    """The destination register of `cvt.mode{.ftz}.dst.fmt` on bit pattern b: a .b32 register
+    for 8- to 32-bit destinations (sign-extended for s8/s16, zero-extended for u8/u16), a .b64
+    one for s64/u64. PTX ISA cvt: the rounded value is clamped to the destination range; NaN
+    gives 0 when the source is not .f64 and the destination is at most 32 bits wide, otherwise
+    1 << (BitWidth(dst) - 1) (the integer notes); .ftz reads an f32 subnormal as zero."""
+    w = int(dst[1:])
+    signed = dst[0] == "s"
+    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
+    regmask = M32 if w <= 32 else M64
+    if is_nan_bits(b, fmt):
+        if fmt != "f64" and w <= 32:
+            return 0
+        return (lo if signed else 1 << (w - 1)) & regmask
+    v = bits_value(b, fmt)
+    if isinstance(v, float):                                   # +-inf
+        return (hi if v > 0 else lo) & regmask
+    ebits, fbits = FMT[fmt]
+    if ftz and fmt == "f32" and abs(v) < Fraction(2) ** (2 - (1 << (ebits - 1))):
+        v = Fraction(0)
+    return min(max(round_int(v, mode), lo), hi) & regmask
+
+
+def f2i_inputs(fmt, specials, rng, n=64):
+    """Bit patterns in `fmt`: the given specials, halves and the values around every
+    destination range's ends (rounded to the format), then random magnitudes up to 2^70."""
+    P = lambda e: Fraction(2) ** e
+    vals = [Fraction(1, 2), Fraction(3, 2), Fraction(5, 2), Fraction(7, 2), Fraction(49, 100),
+            Fraction(255, 2), Fraction(257, 2), Fraction(511, 2), P(15) - Fraction(1, 2),
+            P(16) - Fraction(1, 2), P(31) - Fraction(1, 2), P(31), P(32) - Fraction(1, 2),
+            P(32), P(63) - P(10), P(63), P(64) - P(11), P(64), Fraction(10) ** 30]
+    bits = list(specials)
+    for v in vals:
+        bits += [round_to_bits(v, fmt), round_to_bits(-v, fmt)]
+    while len(bits) < n:
+        e = int(rng.integers(-3, 70))
+        m = Fraction(int(rng.integers(1 << 20, 1 << 21)), 1 << 20)
+        v = m * Fraction(2) ** e
+        bits.append(round_to_bits(-v if rng.integers(0, 2) else v, fmt))
+    assert len(bits) == n, (fmt, len(bits))
+    return bits
+
+
+F2I_SPECIALS = {
+    # qNaN, -qNaN, sNaN, +inf, -inf, +0, -0, +-min subnormal, max subnormal, +-max finite
+    "f16": [0x7E00, 0xFE00, 0x7C01, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x8001, 0x03FF,
+            0x7BFF, 0xFBFF],
+    "bf16": [0x7FC0, 0xFFC0, 0x7F81, 0x7F80, 0xFF80, 0x0000, 0x8000, 0x0001, 0x8001, 0x007F,
+             0x7F7F, 0xFF7F],
+    "f32": [0x7FC00000, 0xFFC00000, 0x7F800001, 0x7F800000, 0xFF800000, 0, 0x80000000, 1,
+            0x80000001, 0x007FFFFF, 0x7F7FFFFF, 0xFF7FFFFF],
+    "f64": [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001, 0x7FF0000000000000,
+            0xFFF0000000000000, 0, 1 << 63, 1, (1 << 63) | 1, (1 << 52) - 1, 0x7FEFFFFFFFFFFFFF,
+            0xFFEFFFFFFFFFFFFF],
+}
+
+
+def gen_cvt_f2i():
+    t = "cvt_f2i"
+    n = 64
+    rng = np.random.default_rng(30001)
+    srcs = [("hv", "f16", np.uint16), ("fv", "f32", np.uint32), ("dv", "f64", np.uint64)]
+    inputs = {}
+    for name, fmt, dtype in srcs:
+        inputs[fmt] = f2i_inputs(fmt, F2I_SPECIALS[fmt], rng, n)
+        save(t, name, np.array(inputs[fmt], dtype=dtype))
+    o32 = np.zeros((n, 75), dtype=np.uint32)
+    o64 = np.zeros((n, 24), dtype=np.uint64)
+    for i in range(n):
+        for s, (_, fmt, _) in enumerate(srcs):
+            b = inputs[fmt][i]
+            for d, dst in enumerate(F2I_SMALL):
+                for m, mode in enumerate(F2I_MODES):
+                    o32[i, (s * 6 + d) * 4 + m] = f2i_reg(b, fmt, dst, mode)
+            for d, dst in enumerate(F2I_BIG):
+                for m, mode in enumerate(F2I_MODES):
+                    o64[i, (s * 2 + d) * 4 + m] = f2i_reg(b, fmt, dst, mode)
+        b = inputs["f32"][i]
+        o32[i, 72] = f2i_reg(b, "f32", "s32", "rmi", ftz=True)
+        o32[i, 73] = f2i_reg(b, "f32", "s32", "rpi", ftz=True)
+        o32[i, 74] = f2i_reg(b, "f32", "u8", "rpi", ftz=True)
+    save(t, "expected_o32", o32.reshape(-1))
+    save(t, "expected_o64", o64.reshape(-1))
+
+
+def gen_cvt_f2i_bf16():
+    t = "cvt_f2i_bf16"
+    n = 64
+    rng = np.random.default_rng(30002)
+    bv = f2i_inputs("bf16", F2I_SPECIALS["bf16"], rng, n)
+    save(t, "bv", np.array(bv, dtype=np.uint16))
+    o32 = np.zeros((n, 24), dtype=np.uint32)
+    o64 = np.zeros((n, 8), dtype=np.uint64)
+    for i in range(n):
+        for d, dst in enumerate(F2I_SMALL):
+            for m, mode in enumerate(F2I_MODES):
+                o32[i, d * 4 + m] = f2i_reg(bv[i], "bf16", dst, mode)
+        for d, dst in enumerate(F2I_BIG):
+            for m, mode in enumerate(F2I_MODES):
+                o64[i, d * 4 + m] = f2i_reg(bv[i], "bf16", dst, mode)
+    save(t, "expected_o32", o32.reshape(-1))
+    save(t, "expected_o64", o64.reshape(-1))
+
+
+# =============================================================================================
 # mem_more
 # =============================================================================================
 
@@ -2243,6 +2356,8 @@ TRACES = {
     "int_misc": gen_int_misc,
     "fp_misc": gen_fp_misc,
     "cvt_more": gen_cvt_more,
+    "cvt_f2i": gen_cvt_f2i,
+    "cvt_f2i_bf16": gen_cvt_f2i_bf16,
     "mem_more": gen_mem_more,
     "prefetch_levels": gen_prefetch_levels,
     "hexfloat_bits": gen_hexfloat_bits,

@@ -93,13 +93,31 @@ fn block_order(g: &Graph) -> Vec<BlockId> {
 /// Blocks anchored to each block, with their keys.
 type Anchored = HashMap<BlockId, Vec<((u32, u32, u32), BlockId)>>;
 
-fn place(b: BlockId, before: &Anchored, after: &Anchored, order: &mut Vec<BlockId>) {
-    for &(_, x) in before.get(&b).into_iter().flatten() {
-        place(x, before, after, order);
+/// `root`, the blocks anchored before it (each placed the same way) ahead of it, those anchored
+/// after it behind it. An explicit stack: anchor chains can be as long as the function.
+fn place(root: BlockId, before: &Anchored, after: &Anchored, order: &mut Vec<BlockId>) {
+    enum Step {
+        Enter(BlockId),
+        Emit(BlockId),
     }
-    order.push(b);
-    for &(_, x) in after.get(&b).into_iter().flatten() {
-        place(x, before, after, order);
+    let mut stack = vec![Step::Enter(root)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Emit(b) => order.push(b),
+            Step::Enter(b) => {
+                let anchored = |m: &Anchored| -> Vec<BlockId> {
+                    m.get(&b)
+                        .into_iter()
+                        .flatten()
+                        .rev()
+                        .map(|&(_, x)| x)
+                        .collect()
+                };
+                stack.extend(anchored(after).into_iter().map(Step::Enter));
+                stack.push(Step::Emit(b));
+                stack.extend(anchored(before).into_iter().map(Step::Enter));
+            }
+        }
     }
 }
 

@@ -92,11 +92,17 @@ impl LoopForest {
         out
     }
 
+    /// An explicit stack: loops can nest as deep as the function is long.
     fn post_from(&self, id: usize, out: &mut Vec<usize>) {
-        for &c in &self.loops[id].children {
-            self.post_from(c, out);
+        let mut stack = vec![(id, 0usize)];
+        while let Some((l, i)) = stack.pop() {
+            if let Some(&c) = self.loops[l].children.get(i) {
+                stack.push((l, i + 1));
+                stack.push((c, 0));
+            } else {
+                out.push(l);
+            }
         }
-        out.push(id);
     }
 
     /// Whether loop `outer` is `inner` or one of its ancestors.

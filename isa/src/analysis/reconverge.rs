@@ -405,17 +405,20 @@ fn pad_ranks(sol: &Solution) -> Vec<u32> {
             None => roots.push(t),
         }
     }
-    fn visit(t: usize, children: &[Vec<usize>], ranks: &mut [u32], next: &mut u32) {
-        for &c in &children[t] {
-            visit(c, children, ranks, next);
-        }
-        ranks[t] = *next;
-        *next += 1;
-    }
+    // Post-order, with an explicit stack: token stacks can be as deep as the function.
     let mut ranks = vec![0; k];
     let mut next = 0;
     for r in roots {
-        visit(r, &children, &mut ranks, &mut next);
+        let mut stack = vec![(r, 0usize)];
+        while let Some((t, i)) = stack.pop() {
+            if let Some(&c) = children[t].get(i) {
+                stack.push((t, i + 1));
+                stack.push((c, 0));
+            } else {
+                ranks[t] = next;
+                next += 1;
+            }
+        }
     }
     ranks
 }

@@ -62,6 +62,21 @@ impl Body {
             .rev()
             .find_map(|s| self.scope_labels[s.id].get(name).cloned())
     }
+    /// What `name` already names in the innermost scope, if anything: registers, variables
+    /// and labels share one namespace per scope (ptxas: "Duplicate definition").
+    pub fn declared_here(&self, name: &str) -> Option<&'static str> {
+        let s = self.scopes.last()?;
+        if s.regs.contains_key(name) {
+            Some("a register")
+        } else if s.syms.contains_key(name) {
+            Some("a variable or parameter")
+        } else if self.scope_labels[s.id].contains_key(name) {
+            Some("a label")
+        } else {
+            None
+        }
+    }
+
     /// The hidden condition-code register holding the carry flag (PTX `CC.CF`).
     pub fn cc_reg(&mut self) -> RegId {
         if let Some(r) = self.cc {
@@ -199,6 +214,15 @@ impl<'a> ModuleParser<'a> {
             }
             Tok::LBrace => {
                 self.c.bump()?;
+                if b.scopes.len() >= super::MAX_NESTING {
+                    return Err(self.c.err(
+                        span,
+                        format!(
+                            "`{{}}` scopes nested deeper than {} levels",
+                            super::MAX_NESTING
+                        ),
+                    ));
+                }
                 let id = b.next_scope;
                 b.next_scope += 1;
                 b.scopes.push(Scope {
@@ -289,6 +313,7 @@ impl<'a> ModuleParser<'a> {
                 let ids = self.variable_decl(space, is_extern, Some(b.func))?;
                 for id in ids {
                     let name = self.module.symbols[id.0 as usize].name.clone();
+                    self.check_new_name(b, &name, self.module.symbols[id.0 as usize].span)?;
                     match space {
                         Space::Local | Space::Param => b.frame_vars.push(id),
                         _ => {
@@ -330,7 +355,6 @@ impl<'a> ModuleParser<'a> {
         };
         loop {
             let (name, nspan) = self.c.expect_ident("a register name")?;
-            let scope = b.scopes.last_mut().unwrap();
             if self.c.eat(&Tok::Lt) {
                 let n = self.c.expect_int("a register count")?;
                 self.c.expect(&Tok::Gt, "`>`")?;
@@ -338,26 +362,38 @@ impl<'a> ModuleParser<'a> {
                     return Err(self.c.err(nspan, "register range too large"));
                 }
                 for i in 0..n {
-                    let rn = format!("{name}{i}");
-                    let id = RegId(b.regs.len() as u32);
-                    b.regs.push(RegInfo {
-                        name: rn.clone(),
-                        ty,
-                    });
-                    scope.regs.insert(rn, id);
+                    self.declare_reg(b, format!("{name}{i}"), ty, nspan)?;
                 }
             } else {
-                let id = RegId(b.regs.len() as u32);
-                b.regs.push(RegInfo {
-                    name: name.clone(),
-                    ty,
-                });
-                scope.regs.insert(name, id);
+                self.declare_reg(b, name, ty, nspan)?;
             }
             if self.c.eat(&Tok::Semi) {
                 return Ok(());
             }
             self.c.expect(&Tok::Comma, "`,` or `;`")?;
+        }
+    }
+
+    fn declare_reg(&self, b: &mut Body, name: String, ty: Type, span: Span) -> PResult<()> {
+        self.check_new_name(b, &name, span)?;
+        let id = RegId(b.regs.len() as u32);
+        b.regs.push(RegInfo {
+            name: name.clone(),
+            ty,
+        });
+        b.scopes.last_mut().unwrap().regs.insert(name, id);
+        Ok(())
+    }
+
+    /// A declaration of `name` in the innermost scope must be its first there; an inner
+    /// scope may shadow an outer one (PTX ISA §5.1, ptxas "Duplicate definition").
+    fn check_new_name(&self, b: &Body, name: &str, span: Span) -> PResult<()> {
+        match b.declared_here(name) {
+            Some(what) => Err(self.c.err(
+                span,
+                format!("`{name}` is declared twice in one scope: it already names {what}"),
+            )),
+            None => Ok(()),
         }
     }
 

@@ -64,6 +64,24 @@ impl<'a> ModuleParser<'a> {
             Vec::new()
         };
         let (max_ntid, req_cluster) = self.perf_directives()?;
+        for (i, p) in rets_raw.iter().chain(&params_raw).enumerate() {
+            if rets_raw
+                .iter()
+                .chain(&params_raw)
+                .take(i)
+                .any(|q| q.name == p.name)
+            {
+                return Err(self
+                    .c
+                    .err(p.span, format!("parameter `{}` is declared twice", p.name)));
+            }
+        }
+        if self.globals.contains_key(&name) {
+            return Err(self.c.err(
+                name_span,
+                format!("`{name}` names both a module variable and a function"),
+            ));
+        }
         let id = self.func_id(&name, None);
         let params = self.make_params(id, params_raw, kind)?;
         let rets = self.make_params(id, rets_raw, kind)?;
@@ -358,10 +376,13 @@ impl<'a> ModuleParser<'a> {
     }
 
     fn init_items(&mut self, ty: Type, out: &mut Vec<u8>) -> PResult<()> {
+        let span = self.c.span();
         if self.c.eat(&Tok::LBrace) {
+            self.enter(span)?;
             loop {
                 self.init_items(ty, out)?;
                 if self.c.eat(&Tok::RBrace) {
+                    self.leave();
                     return Ok(());
                 }
                 self.c.expect(&Tok::Comma, "`,` or `}`")?;
@@ -411,16 +432,23 @@ impl<'a> ModuleParser<'a> {
     fn const_factor(&mut self) -> PResult<Const> {
         let (t, span) = self.c.bump()?;
         Ok(match t {
-            Tok::Minus => match self.const_factor()? {
-                Const::Int(v) => Const::Int(v.wrapping_neg()),
-                Const::Float(v) => Const::Float(-v),
-                // negating a hex float flips its sign bit exactly
-                Const::F32Bits(b) => Const::F32Bits(b ^ 0x8000_0000),
-                Const::F64Bits(b) => Const::F64Bits(b ^ (1 << 63)),
-            },
+            Tok::Minus => {
+                self.enter(span)?;
+                let v = match self.const_factor()? {
+                    Const::Int(v) => Const::Int(v.wrapping_neg()),
+                    Const::Float(v) => Const::Float(-v),
+                    // negating a hex float flips its sign bit exactly
+                    Const::F32Bits(b) => Const::F32Bits(b ^ 0x8000_0000),
+                    Const::F64Bits(b) => Const::F64Bits(b ^ (1 << 63)),
+                };
+                self.leave();
+                v
+            }
             Tok::LParen => {
+                self.enter(span)?;
                 let v = self.const_expr()?;
                 self.c.expect(&Tok::RParen, "`)`")?;
+                self.leave();
                 v
             }
             Tok::Int(v) => Const::Int(v as i64),

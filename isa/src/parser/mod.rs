@@ -7,6 +7,7 @@
 mod body;
 mod cursor;
 mod decl;
+mod header;
 mod inst;
 mod operand;
 
@@ -25,6 +26,11 @@ pub fn parse_module(file: &str, src: &str) -> Result<Module, PtxError> {
             file: file.to_string(),
             version: (0, 0),
             target: String::new(),
+            arch: TargetArch {
+                sm: 0,
+                suffix: None,
+                compute: false,
+            },
             address_size: 64,
             symbols: Vec::new(),
             functions: Vec::new(),
@@ -35,6 +41,7 @@ pub fn parse_module(file: &str, src: &str) -> Result<Module, PtxError> {
         globals: HashMap::new(),
         funcs: HashMap::new(),
         defined: Vec::new(),
+        depth: 0,
     };
     p.module_items()?;
     p.check_all_called_defined()?;
@@ -50,14 +57,22 @@ pub(crate) struct ModuleParser<'a> {
     pub funcs: HashMap<String, FuncId>,
     /// Per function: whether it has a body, and the span of its first use (for errors).
     pub defined: Vec<(bool, Option<Span>)>,
+    /// How deep the recursive descent is in nested expressions, initialisers and operands.
+    pub depth: usize,
 }
 
 /// Bytes of module-scope `.const` data a module may hold (one 64 KiB constant bank, as ptxas
 /// allows).
 const CONST_BANK_BYTES: u64 = 65536;
 
+/// The deepest nesting of parentheses, braces and unary minus the parser follows, in
+/// expressions, initialisers, operands and function-body scopes: deeper input is an error, not
+/// a host stack overflow. NVRTC nests a few levels at most.
+pub const MAX_NESTING: usize = 256;
+
 impl<'a> ModuleParser<'a> {
     fn module_items(&mut self) -> PResult<()> {
+        self.header()?;
         while !self.c.at_end() {
             let span = self.c.span();
             let Tok::Dot(d) = self.c.peek().cloned().unwrap() else {
@@ -66,17 +81,11 @@ impl<'a> ModuleParser<'a> {
                     .unexpected("a directive such as .version, .entry or .global"));
             };
             match d.as_str() {
-                ".version" => {
-                    self.c.bump()?;
-                    self.module.version = self.version()?;
-                }
-                ".target" => {
-                    self.c.bump()?;
-                    let (t, _) = self.c.expect_ident("a target such as sm_52")?;
-                    self.module.target = t;
-                    while self.c.eat(&Tok::Comma) {
-                        self.c.expect_ident("a target option")?;
-                    }
+                ".version" | ".target" => {
+                    return Err(self.c.err(
+                        span,
+                        format!("a second `{d}`: a module has one, at its start (PTX ISA §11.1)"),
+                    ))
                 }
                 ".address_size" => {
                     self.c.bump()?;
@@ -105,21 +114,30 @@ impl<'a> ModuleParser<'a> {
         Ok(())
     }
 
-    fn version(&mut self) -> PResult<(u32, u32)> {
-        match self.c.bump()? {
-            (Tok::Float(v), s) => {
-                let text = &self.c.src[s.start as usize..s.end as usize];
-                let mut parts = text.split('.');
-                let major = parts
-                    .next()
-                    .and_then(|m| m.parse().ok())
-                    .unwrap_or(v as u32);
-                let minor = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
-                Ok((major, minor))
-            }
-            (Tok::Int(v), _) => Ok((v as u32, 0)),
-            (_, s) => Err(self.c.err(s, "expected a version number such as 7.0")),
+    /// `.version` then `.target`, before anything else: ptxas rejects a module without them
+    /// or with them in another order (PTX ISA §11.1.1-2).
+    fn header(&mut self) -> PResult<()> {
+        let span = self.c.span();
+        if !self.c.eat_dot(".version") {
+            return Err(self.c.err(
+                span,
+                "a PTX module starts with a `.version` directive such as `.version 8.0` \
+                 (PTX ISA §11.1.1)",
+            ));
         }
+        self.module.version = self.version()?;
+        let span = self.c.span();
+        if !self.c.eat_dot(".target") {
+            return Err(self.c.err(
+                span,
+                "`.version` is followed by a `.target` directive such as `.target sm_80` \
+                 (PTX ISA §11.1.2)",
+            ));
+        }
+        let (arch, name) = self.target(span)?;
+        self.module.arch = arch;
+        self.module.target = name;
+        Ok(())
     }
 
     fn skip_file_or_pragma(&mut self) -> PResult<()> {
@@ -179,6 +197,7 @@ impl<'a> ModuleParser<'a> {
                 self.c.bump()?;
                 let syms = self.variable_decl(space, is_extern, None)?;
                 for id in syms {
+                    self.check_module_name(id)?;
                     self.place_module_var(id)?;
                 }
                 Ok(())
@@ -186,6 +205,31 @@ impl<'a> ModuleParser<'a> {
             _ => Err(self
                 .c
                 .err(span, "expected .entry, .func or a variable declaration")),
+        }
+    }
+
+    /// A module-scope variable's name is new, or repeats an `.extern` declaration as
+    /// `.extern` (ptxas: "Duplicate definition of variable").
+    fn check_module_name(&self, id: SymbolId) -> PResult<()> {
+        let sym = &self.module.symbols[id.0 as usize];
+        if self.funcs.contains_key(&sym.name) {
+            return Err(self.c.err(
+                sym.span,
+                format!("`{}` names both a function and a module variable", sym.name),
+            ));
+        }
+        match self.globals.get(&sym.name) {
+            Some(&prev) if !(self.module.symbol(prev).is_extern && sym.is_extern) => {
+                let first = self.module.symbol(prev).span;
+                Err(self.c.err(
+                    sym.span,
+                    format!(
+                        "module variable `{}` is declared twice (first at line {})",
+                        sym.name, first.line
+                    ),
+                ))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -265,6 +309,25 @@ impl<'a> ModuleParser<'a> {
         self.defined.push((false, use_span));
         self.funcs.insert(name.to_string(), id);
         id
+    }
+
+    /// One level deeper at `span`, or an error past `MAX_NESTING`. Each `enter` that
+    /// succeeds is paired with a `leave` (an error ends the parse, so it needs none).
+    pub(crate) fn enter(&mut self, span: Span) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.c.err(
+                span,
+                format!(
+                    "nesting deeper than {MAX_NESTING} levels (parentheses, braces or unary minus)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn leave(&mut self) {
+        self.depth -= 1;
     }
 
     fn check_all_called_defined(&self) -> PResult<()> {

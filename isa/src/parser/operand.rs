@@ -44,6 +44,52 @@ impl RawOp {
     }
 }
 
+/// How a register operand's declared type must agree with the type the instruction gives the
+/// operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Agree {
+    /// PTX ISA §9.4, Table 26: the same size; a bit-size type on either side agrees with
+    /// anything, signed and unsigned integers agree, a float type only with itself.
+    Exact,
+    /// PTX ISA §9.4.1, Tables 27-28 (`ld`, `st`, `cvt`): the register may also be wider than
+    /// the type, except that a float register must match a float type exactly.
+    Wider,
+}
+
+fn is_bit(t: Type) -> bool {
+    matches!(t, Type::B8 | Type::B16 | Type::B32 | Type::B64 | Type::B128)
+}
+
+fn is_int(t: Type) -> bool {
+    matches!(
+        t,
+        Type::U8 | Type::U16 | Type::U32 | Type::U64 | Type::S8 | Type::S16 | Type::S32 | Type::S64
+    )
+}
+
+/// Whether a register declared `reg` may hold an operand of type `ty`. The packed types
+/// (f16x2, bf16x2, u16x2, s16x2) behave as float types: they agree with their own type and
+/// with bit-size registers (ptxas rejects `min.u16x2` on a .u32 register).
+pub(crate) fn agrees(reg: Type, ty: Type, agree: Agree) -> bool {
+    if reg == Type::Pred || ty == Type::Pred {
+        return reg == ty;
+    }
+    let size_ok = match agree {
+        Agree::Exact => reg.size() == ty.size(),
+        Agree::Wider => reg.size() >= ty.size(),
+    };
+    if !size_ok {
+        return false;
+    }
+    if is_bit(ty) || is_bit(reg) {
+        return true;
+    }
+    if is_int(ty) {
+        return is_int(reg);
+    }
+    reg == ty
+}
+
 fn special(name: &str, dim: Option<&str>) -> Option<SpecialReg> {
     let d = match dim {
         Some(".x") => Some(Dim::X),
@@ -149,10 +195,12 @@ impl<'a> ModuleParser<'a> {
             }
             Some(Tok::LBrace) => {
                 self.c.bump()?;
+                self.enter(span)?;
                 let mut items = Vec::new();
                 loop {
                     items.push(self.raw_operand()?);
                     if self.c.eat(&Tok::RBrace) {
+                        self.leave();
                         return Ok(RawOp::Vec(items, span));
                     }
                     self.c.expect(&Tok::Comma, "`,` or `}`")?;
@@ -160,17 +208,19 @@ impl<'a> ModuleParser<'a> {
             }
             Some(Tok::LParen) => {
                 self.c.bump()?;
+                self.enter(span)?;
                 let mut items = Vec::new();
-                if self.c.eat(&Tok::RParen) {
-                    return Ok(RawOp::List(items, span));
-                }
-                loop {
-                    items.push(self.raw_operand()?);
-                    if self.c.eat(&Tok::RParen) {
-                        return Ok(RawOp::List(items, span));
+                if !self.c.eat(&Tok::RParen) {
+                    loop {
+                        items.push(self.raw_operand()?);
+                        if self.c.eat(&Tok::RParen) {
+                            break;
+                        }
+                        self.c.expect(&Tok::Comma, "`,` or `)`")?;
                     }
-                    self.c.expect(&Tok::Comma, "`,` or `)`")?;
                 }
+                self.leave();
+                Ok(RawOp::List(items, span))
             }
             Some(Tok::Minus | Tok::Int(_) | Tok::Float(_) | Tok::F32Bits(_) | Tok::F64Bits(_)) => {
                 let v = self.const_expr()?;
@@ -181,6 +231,13 @@ impl<'a> ModuleParser<'a> {
     }
 
     fn raw_address(&mut self, span: Span) -> PResult<RawOp> {
+        self.enter(span)?;
+        let a = self.raw_address_inner(span)?;
+        self.leave();
+        Ok(a)
+    }
+
+    fn raw_address_inner(&mut self, span: Span) -> PResult<RawOp> {
         let base = match self.c.peek().cloned() {
             Some(Tok::Ident(n)) => {
                 let s = self.c.span();
@@ -225,8 +282,73 @@ impl<'a> ModuleParser<'a> {
         Ok(RawOp::Addr(base, offset, span))
     }
 
-    /// A source operand of type `ty`.
+    /// A source operand of type `ty`; a register must agree with `ty` exactly (PTX ISA §9.4).
     pub(crate) fn src(&mut self, b: &mut Body, raw: &RawOp, ty: Type) -> PResult<Operand> {
+        self.src_as(b, raw, ty, Some(Agree::Exact))
+    }
+
+    /// A source operand of type `ty`, its register checked by `agree` (None: not checked, for
+    /// operands whose register may have any type the instruction then inspects).
+    pub(crate) fn src_as(
+        &mut self,
+        b: &mut Body,
+        raw: &RawOp,
+        ty: Type,
+        agree: Option<Agree>,
+    ) -> PResult<Operand> {
+        let op = self.src_unchecked(b, raw, ty)?;
+        if let (Some(agree), Operand::Reg(r) | Operand::NotReg(r)) = (agree, op) {
+            self.check_reg(b, r, ty, agree, raw.span())?;
+        }
+        Ok(op)
+    }
+
+    /// Whether register `r` may be an operand of type `ty`, with the reason when not.
+    pub(crate) fn check_reg(
+        &self,
+        b: &Body,
+        r: RegId,
+        ty: Type,
+        agree: Agree,
+        span: Span,
+    ) -> PResult<()> {
+        let info = &b.regs[r.0 as usize];
+        if agrees(info.ty, ty, agree) {
+            return Ok(());
+        }
+        let want = match (ty, agree) {
+            (Type::Pred, _) => "a .pred register".to_string(),
+            (t, Agree::Exact) if t.is_float() || matches!(t, Type::U16x2 | Type::S16x2) => {
+                format!("a .{} or .b{} register", t.name(), t.bits())
+            }
+            (t, Agree::Exact) if is_bit(t) => format!("a {}-bit register", t.bits()),
+            (t, Agree::Exact) => format!("a .b{0}, .s{0} or .u{0} register", t.bits()),
+            (t, Agree::Wider) if t.is_float() => {
+                format!(
+                    "a .{} register or a bit-size register of at least {} bits",
+                    t.name(),
+                    t.bits()
+                )
+            }
+            (t, Agree::Wider) if is_bit(t) => format!("a register of at least {} bits", t.bits()),
+            (t, Agree::Wider) => format!(
+                "an integer or bit-size register of at least {} bits",
+                t.bits()
+            ),
+        };
+        Err(self.c.err(
+            span,
+            format!(
+                "`{}` is a .{} register, but this operand is .{}: it needs {want} \
+                 (PTX ISA §9.4, operand type rules)",
+                info.name,
+                info.ty.name(),
+                ty.name()
+            ),
+        ))
+    }
+
+    fn src_unchecked(&mut self, b: &mut Body, raw: &RawOp, ty: Type) -> PResult<Operand> {
         match raw {
             RawOp::Name(n, s) => self.name_operand(b, n, *s),
             RawOp::NotName(n, s) => match b.lookup_reg(n) {
@@ -284,7 +406,27 @@ impl<'a> ModuleParser<'a> {
         Err(self.c.err(s, format!("undefined {what} `{n}`")))
     }
 
-    /// A destination register; `_` is a sink.
+    /// A destination register of type `ty`, checked by `agree`; `_` is a sink.
+    pub(crate) fn dst_as(
+        &mut self,
+        b: &mut Body,
+        raw: &RawOp,
+        ty: Type,
+        agree: Agree,
+    ) -> PResult<RegId> {
+        let r = self.dst(b, raw)?;
+        if !matches!(raw, RawOp::Sink(_)) {
+            self.check_reg(b, r, ty, agree, raw.span())?;
+        }
+        Ok(r)
+    }
+
+    /// A destination register of type `ty` that must agree with it exactly.
+    pub(crate) fn dst_t(&mut self, b: &mut Body, raw: &RawOp, ty: Type) -> PResult<RegId> {
+        self.dst_as(b, raw, ty, Agree::Exact)
+    }
+
+    /// A destination register, its type not checked here; `_` is a sink.
     pub(crate) fn dst(&mut self, b: &mut Body, raw: &RawOp) -> PResult<RegId> {
         match raw {
             RawOp::Name(n, s) => b
@@ -322,6 +464,27 @@ impl<'a> ModuleParser<'a> {
         }
     }
 
+    /// A destination register or vector of them, each of element type `ty`, checked by `agree`.
+    pub(crate) fn dst_vec_as(
+        &mut self,
+        b: &mut Body,
+        raw: &RawOp,
+        ty: Type,
+        agree: Agree,
+    ) -> PResult<RegVec> {
+        let v = self.dst_vec(b, raw)?;
+        let items: &[RawOp] = match raw {
+            RawOp::Vec(items, _) => items,
+            other => std::slice::from_ref(other),
+        };
+        for (i, it) in items.iter().enumerate() {
+            if !matches!(it, RawOp::Sink(_)) {
+                self.check_reg(b, v.regs[i], ty, agree, it.span())?;
+            }
+        }
+        Ok(v)
+    }
+
     pub(crate) fn dst_vec(&mut self, b: &mut Body, raw: &RawOp) -> PResult<RegVec> {
         match raw {
             RawOp::Vec(items, s) => {
@@ -341,7 +504,18 @@ impl<'a> ModuleParser<'a> {
         }
     }
 
+    /// A source operand or vector of them whose registers agree with `ty` exactly.
     pub(crate) fn src_vec(&mut self, b: &mut Body, raw: &RawOp, ty: Type) -> PResult<OpVec> {
+        self.src_vec_as(b, raw, ty, Agree::Exact)
+    }
+
+    pub(crate) fn src_vec_as(
+        &mut self,
+        b: &mut Body,
+        raw: &RawOp,
+        ty: Type,
+        agree: Agree,
+    ) -> PResult<OpVec> {
         let items: Vec<RawOp> = match raw {
             RawOp::Vec(items, _) => items.clone(),
             other => vec![other.clone()],
@@ -358,7 +532,7 @@ impl<'a> ModuleParser<'a> {
         for (i, it) in items.iter().enumerate() {
             v.ops[i] = match it {
                 RawOp::Sink(_) => Operand::Imm(0),
-                _ => self.src(b, it, ty)?,
+                _ => self.src_as(b, it, ty, Some(agree))?,
             };
         }
         Ok(v)

@@ -11,6 +11,16 @@
 //! uses the host's IEEE operations, everything else the integer-based software rounding in
 //! `rounding`, which never touches the host rounding mode.
 //!
+//! **Rules the PTX ISA states that are easy to misread** (pinned by the `cvt_f2i` traces and
+//! the integer-only reference in `isa/tests/semantics_props.rs`):
+//! - `cvt` float → integer rounds by the integer rounding modifier and then clamps to the
+//!   destination's range, with or without `.sat` (±inf give the range's ends). A NaN gives 0
+//!   when the source is not `.f64` and the destination is not `.s64`/`.u64`, and otherwise
+//!   `1 << (BitWidth(dst) - 1)`: `cvt.rzi.s32.f64` of NaN is 0x80000000 and `cvt.rni.u64.f32`
+//!   of NaN is 1 << 63 (PTX ISA `cvt`, Integer Notes).
+//! - A narrow `cvt` result in a wider register is sign-extended for `.s8`/`.s16`/`.s32`
+//!   destinations and zero-extended otherwise (§9.4.1, Table 28): `extend_to_register`.
+//!
 //! **Choices where PTX leaves the result undefined or unspecified:**
 //! - Integer division by zero gives all ones (-1 for signed types, as the hardware does);
 //!   remainder by zero gives the dividend. `MIN / -1` wraps to `MIN`, `MIN % -1` is 0.
@@ -161,6 +171,20 @@ pub fn set_value(dty: Type, result: bool) -> u64 {
 /// `cvt.dty.sty` of `a` with rounding, `.ftz` and `.sat` from `mods` (PTX ISA: `cvt`).
 pub fn convert(dty: Type, sty: Type, mods: Mods, a: u64) -> u64 {
     convert::convert(dty, sty, mods, a)
+}
+
+/// A `cvt` (or `ld`) result of type `ty` as it lands in a register declared `reg`, which may be
+/// wider: sign-extended to the register's width for a signed integer type, zero-extended
+/// otherwise (PTX ISA §9.4.1, Table 28; `cvt`, Notes). The simulator and the semantic models
+/// both write through this.
+pub fn extend_to_register(ty: Type, reg: Type, v: u64) -> u64 {
+    let w = ty.bits();
+    if ty.is_signed() && w < 64 && reg.bits() > w {
+        let s = 64 - w;
+        ((((v << s) as i64) >> s) as u64) & reg.mask()
+    } else {
+        v
+    }
 }
 
 /// New value that an atomic stores, given the old memory value `old`, operand b and (cas) c.

@@ -603,7 +603,8 @@ impl Exec<'_, '_> {
                 a,
             } => {
                 let v = sem::convert(*dty, *sty, *mods, self.op(*a)?);
-                self.set(*d, v);
+                let reg = self.k.func.regs[d.0 as usize].ty;
+                self.set(*d, sem::extend_to_register(*dty, reg, v));
             }
             Op::CvtPack { dty, mods, d, a, b } => {
                 let v = sem::convert_pack(*dty, *mods, self.op(*a)?, self.op(*b)?);

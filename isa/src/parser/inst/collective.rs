@@ -27,7 +27,7 @@ impl<'a> ModuleParser<'a> {
                 };
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, if sync { 5 } else { 4 }, name, span)?;
-                let (d, p) = self.dst_pair(b, &raw[0])?;
+                let (d, p) = self.dst_pair(b, &raw[0], ty)?;
                 let mask = if sync {
                     self.src(b, &raw[4], Type::B32)?
                 } else {
@@ -54,7 +54,8 @@ impl<'a> ModuleParser<'a> {
                         return Err(self.c.err(span, "`vote` needs .all, .any, .uni or .ballot"))
                     }
                 };
-                let _ty = self.one_type(m, name, span)?;
+                // .pred for all/any/uni, .b32 for ballot: the destination's type.
+                let dty = self.one_type(m, name, span)?;
                 self.nargs(raw, if sync { 3 } else { 2 }, name, span)?;
                 let mask = if sync {
                     self.src(b, &raw[2], Type::B32)?
@@ -63,7 +64,7 @@ impl<'a> ModuleParser<'a> {
                 };
                 Ok(Op::Vote {
                     mode,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], dty)?,
                     a: self.src(b, &raw[1], Type::Pred)?,
                     mask,
                 })
@@ -77,7 +78,7 @@ impl<'a> ModuleParser<'a> {
                 m.take("sync");
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, 3, name, span)?;
-                let (d, p) = self.dst_pair(b, &raw[0])?;
+                let (d, p) = self.dst_pair(b, &raw[0], Type::B32)?;
                 Ok(Op::Match {
                     mode,
                     ty,
@@ -91,7 +92,7 @@ impl<'a> ModuleParser<'a> {
                 let _ = self.one_type(m, name, span)?;
                 self.nargs(raw, 1, name, span)?;
                 Ok(Op::ActiveMask {
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], Type::B32)?,
                 })
             }
             "redux" => {
@@ -133,7 +134,7 @@ impl<'a> ModuleParser<'a> {
                 Ok(Op::Redux {
                     op,
                     ty,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], ty)?,
                     a: self.src(b, &raw[1], ty)?,
                     mask: self.src(b, &raw[2], Type::B32)?,
                 })
@@ -142,14 +143,18 @@ impl<'a> ModuleParser<'a> {
         }
     }
 
+    /// `d` or `d|p`: d of type `ty`, p a predicate.
     pub(super) fn dst_pair(
         &mut self,
         b: &mut Body,
         raw: &RawOp,
+        ty: Type,
     ) -> PResult<(RegId, Option<RegId>)> {
         match raw {
-            RawOp::Pair(d, p, _) => Ok((self.dst(b, d)?, Some(self.dst(b, p)?))),
-            other => Ok((self.dst(b, other)?, None)),
+            RawOp::Pair(d, p, _) => {
+                Ok((self.dst_t(b, d, ty)?, Some(self.dst_t(b, p, Type::Pred)?)))
+            }
+            other => Ok((self.dst_t(b, other, ty)?, None)),
         }
     }
 }

@@ -100,7 +100,8 @@ impl<'a> ModuleParser<'a> {
         if let Some(RawOp::List(items, _)) = it.peek() {
             for a in items {
                 let op = match a {
-                    RawOp::Name(..) => self.src(b, a, Type::B64)?,
+                    // A register argument passes as its own type.
+                    RawOp::Name(..) => self.src_as(b, a, Type::B64, None)?,
                     RawOp::Imm(..) => self.src(b, a, Type::B32)?,
                     other => {
                         return Err(self.c.err(

@@ -2,6 +2,57 @@
 
 use super::*;
 
+/// The element type of a `mov` vector `{a, b, ...}` packing or unpacking a `ty` value.
+fn part_type(ty: Type, parts: usize) -> Type {
+    match (ty.size() as usize).checked_div(parts) {
+        Some(1) => Type::B8,
+        Some(2) => Type::B16,
+        Some(4) => Type::B32,
+        _ => Type::B64,
+    }
+}
+
+/// `cvt` operands may be wider registers than their type, except .bf16/.bf16x2 ones (PTX ISA
+/// `cvt`, Notes; §9.4.1).
+fn cvt_agree(ty: Type) -> Agree {
+    if matches!(ty, Type::Bf16 | Type::Bf16x2) {
+        Agree::Exact
+    } else {
+        Agree::Wider
+    }
+}
+
+/// PTX ISA `cvt`: `.ftz` "can only be specified when either .dtype or .atype is .f32";
+/// between integers `.sat` "is illegal in cases where saturation is not possible", i.e. when
+/// the destination's range contains the source's. ptxas rejects both.
+fn cvt_ftz_sat_problem(what: &str, dty: Type, sty: Type, ftz: bool, sat: bool) -> Option<String> {
+    if ftz && dty != Type::F32 && sty != Type::F32 {
+        return Some(format!(
+            "`{what}` does not take `.ftz` (only conversions from or to .f32 do)"
+        ));
+    }
+    let int = |t: Type| !t.is_float();
+    if sat && int(dty) && int(sty) {
+        let range = |t: Type| {
+            let w = t.bits();
+            if t.is_signed() {
+                (-(1i128 << (w - 1)), (1i128 << (w - 1)) - 1)
+            } else {
+                (0, (1i128 << w) - 1)
+            }
+        };
+        let ((dlo, dhi), (slo, shi)) = (range(dty), range(sty));
+        if dlo <= slo && shi <= dhi {
+            return Some(format!(
+                "`{what}` does not take `.sat`: every .{} value fits in .{}",
+                sty.name(),
+                dty.name()
+            ));
+        }
+    }
+    None
+}
+
 impl<'a> ModuleParser<'a> {
     /// Data instructions: moves, bit operations, comparisons, selects, conversions and the newer integer/float tests.
     #[allow(clippy::too_many_arguments)]
@@ -20,27 +71,19 @@ impl<'a> ModuleParser<'a> {
                 let ty = self.one_type(m, name, span)?;
                 self.nargs(raw, 2, name, span)?;
                 match (&raw[0], &raw[1]) {
-                    (RawOp::Vec(..), _) => Ok(Op::MovUnpack {
+                    (RawOp::Vec(items, _), _) => Ok(Op::MovUnpack {
                         ty,
-                        d: self.dst_vec(b, &raw[0])?,
+                        d: self.dst_vec_as(b, &raw[0], part_type(ty, items.len()), Agree::Exact)?,
                         a: self.src(b, &raw[1], ty)?,
                     }),
-                    (_, RawOp::Vec(items, _)) => {
-                        let part_ty = match (ty.size() as usize).checked_div(items.len()) {
-                            Some(1) => Type::B8,
-                            Some(2) => Type::B16,
-                            Some(4) => Type::B32,
-                            _ => Type::B64,
-                        };
-                        Ok(Op::MovPack {
-                            ty,
-                            d: self.dst(b, &raw[0])?,
-                            parts: self.src_vec(b, &raw[1], part_ty)?,
-                        })
-                    }
+                    (_, RawOp::Vec(items, _)) => Ok(Op::MovPack {
+                        ty,
+                        d: self.dst_t(b, &raw[0], ty)?,
+                        parts: self.src_vec(b, &raw[1], part_type(ty, items.len()))?,
+                    }),
                     _ => Ok(Op::Mov {
                         ty,
-                        d: self.dst(b, &raw[0])?,
+                        d: self.dst_t(b, &raw[0], ty)?,
                         a: self.src(b, &raw[1], ty)?,
                     }),
                 }
@@ -52,7 +95,7 @@ impl<'a> ModuleParser<'a> {
                 Ok(Op::Bfind {
                     ty,
                     shiftamt,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], Type::U32)?,
                     a: self.src(b, &raw[1], ty)?,
                 })
             }
@@ -72,7 +115,7 @@ impl<'a> ModuleParser<'a> {
                 Ok(Op::Shf {
                     left,
                     clamp,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], Type::B32)?,
                     a: self.src(b, &raw[1], Type::B32)?,
                     b: self.src(b, &raw[2], Type::B32)?,
                     c: self.src(b, &raw[3], Type::U32)?,
@@ -83,7 +126,7 @@ impl<'a> ModuleParser<'a> {
                 self.nargs(raw, 5, name, span)?;
                 Ok(Op::Bfi {
                     ty,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], ty)?,
                     a: self.src(b, &raw[1], ty)?,
                     b: self.src(b, &raw[2], ty)?,
                     pos: self.src(b, &raw[3], Type::U32)?,
@@ -107,7 +150,7 @@ impl<'a> ModuleParser<'a> {
                     dty,
                     sty,
                     ftz,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], dty)?,
                     a: self.src(b, &raw[1], sty)?,
                     b: self.src(b, &raw[2], sty)?,
                     comb,
@@ -118,7 +161,7 @@ impl<'a> ModuleParser<'a> {
                 self.nargs(raw, 4, name, span)?;
                 Ok(Op::Selp {
                     ty,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], ty)?,
                     a: self.src(b, &raw[1], ty)?,
                     b: self.src(b, &raw[2], ty)?,
                     c: self.src(b, &raw[3], Type::Pred)?,
@@ -132,7 +175,7 @@ impl<'a> ModuleParser<'a> {
                     dty,
                     cty,
                     ftz,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], dty)?,
                     a: self.src(b, &raw[1], dty)?,
                     b: self.src(b, &raw[2], dty)?,
                     c: self.src(b, &raw[3], cty)?,
@@ -153,7 +196,7 @@ impl<'a> ModuleParser<'a> {
                     to_space,
                     space,
                     ty,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], ty)?,
                     a: self.src(b, &raw[1], ty)?,
                 })
             }
@@ -184,7 +227,7 @@ impl<'a> ModuleParser<'a> {
                     kind,
                     a_signed: at == Type::S32,
                     b_signed: bt == Type::S32,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], ct)?,
                     a: self.src(b, &raw[1], at)?,
                     b: self.src(b, &raw[2], bt)?,
                     c: self.src(b, &raw[3], ct)?,
@@ -220,7 +263,7 @@ impl<'a> ModuleParser<'a> {
                 Ok(Op::Testp {
                     op,
                     ty,
-                    p: self.dst(b, &raw[0])?,
+                    p: self.dst_t(b, &raw[0], Type::Pred)?,
                     a: self.src(b, &raw[1], ty)?,
                 })
             }
@@ -249,10 +292,11 @@ impl<'a> ModuleParser<'a> {
                     }
                 };
                 self.nargs(raw, 2, name, span)?;
+                // ptxas takes a 32- or a 64-bit address register here.
                 Ok(Op::Isspacep {
                     space,
-                    p: self.dst(b, &raw[0])?,
-                    a: self.src(b, &raw[1], Type::U64)?,
+                    p: self.dst_t(b, &raw[0], Type::Pred)?,
+                    a: self.src_as(b, &raw[1], Type::U64, None)?,
                 })
             }
             "bmsk" | "szext" => {
@@ -284,7 +328,7 @@ impl<'a> ModuleParser<'a> {
                     op,
                     ty,
                     mods: crate::ir::Mods::default(),
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], ty)?,
                     a: self.src(b, &raw[1], ty)?,
                     b: self.src(b, &raw[2], Type::U32)?,
                     c: Operand::Imm(0),
@@ -300,7 +344,7 @@ impl<'a> ModuleParser<'a> {
                     op: ArithOp::Fns,
                     ty,
                     mods: crate::ir::Mods::default(),
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], Type::B32)?,
                     a: self.src(b, &raw[1], Type::B32)?,
                     b: self.src(b, &raw[2], Type::U32)?,
                     c: self.src(b, &raw[3], Type::S32)?,
@@ -388,7 +432,12 @@ impl<'a> ModuleParser<'a> {
                 _ => ty,
             }
         };
-        let d = self.dst(b, &raw[0])?;
+        let dst_ty = match op {
+            Popc | Clz => Type::U32,
+            MulWide | MadWide => wide(ty).unwrap_or(ty),
+            _ => ty,
+        };
+        let d = self.dst_t(b, &raw[0], dst_ty)?;
         let mut srcs = [Operand::Imm(0); 3];
         for i in 0..op.arity() {
             srcs[i] = self.src(b, &raw[1 + i], src_ty(i))?;
@@ -446,10 +495,7 @@ impl<'a> ModuleParser<'a> {
 
     /// Whether the module targets sm_1x, where float mad/div/cvt rounding rules were looser.
     pub(super) fn legacy_sm1x(&self) -> bool {
-        matches!(
-            self.module.target.as_str(),
-            "sm_10" | "sm_11" | "sm_12" | "sm_13"
-        )
+        self.module.arch.sm < 20
     }
 
     /// `lop3.b32 d, a, b, c, immLut` and `lop3.{or,and}.b32 d|p, a, b, c, immLut, q`
@@ -471,7 +517,7 @@ impl<'a> ModuleParser<'a> {
             return Err(self.c.err(span, "`lop3` takes .b32"));
         }
         self.nargs(raw, if bop.is_some() { 6 } else { 5 }, "lop3", span)?;
-        let (d, p) = self.dst_pair(b, &raw[0])?;
+        let (d, p) = self.dst_pair(b, &raw[0], Type::B32)?;
         let pred = match (bop, p) {
             (Some(o), Some(p)) => Some((o, p, self.src(b, &raw[5], Type::Pred)?)),
             (None, None) => None,
@@ -604,7 +650,7 @@ impl<'a> ModuleParser<'a> {
                 _ => None,
             }
         };
-        if let Some(msg) = problem {
+        if let Some(msg) = problem.or_else(|| cvt_ftz_sat_problem(&what, dty, sty, ftz, sat)) {
             return Err(self.c.err(span, msg));
         }
         let mods = crate::ir::Mods {
@@ -628,18 +674,24 @@ impl<'a> ModuleParser<'a> {
             return Ok(Op::CvtPack {
                 dty,
                 mods,
-                d: self.dst(b, &raw[0])?,
+                d: self.dst_as(b, &raw[0], dty, cvt_agree(dty))?,
                 a: self.src(b, &raw[1], Type::F32)?,
                 b: self.src(b, &raw[2], Type::F32)?,
             });
         }
         self.nargs(raw, 2, "cvt", span)?;
+        // A .bf16 (or .tf32) side makes ptxas take both registers at their exact sizes.
+        let agree = if tf32 || matches!(dty, Type::Bf16) || matches!(sty, Type::Bf16) {
+            Agree::Exact
+        } else {
+            Agree::Wider
+        };
         Ok(Op::Cvt {
             dty,
             sty,
             mods,
-            d: self.dst(b, &raw[0])?,
-            a: self.src(b, &raw[1], sty)?,
+            d: self.dst_as(b, &raw[0], dty, agree)?,
+            a: self.src_as(b, &raw[1], sty, Some(agree))?,
         })
     }
 
@@ -678,7 +730,7 @@ impl<'a> ModuleParser<'a> {
             3
         };
         self.nargs(raw, n, name, span)?;
-        let d = self.dst(b, &raw[0])?;
+        let d = self.dst_t(b, &raw[0], ty)?;
         let a = self.src(b, &raw[1], ty)?;
         let bb = self.src(b, &raw[2], ty)?;
         let c = if n == 4 {
@@ -712,7 +764,7 @@ impl<'a> ModuleParser<'a> {
         let ftz = m.take("ftz");
         let ty = self.one_type(m, "setp", span)?;
         self.nargs(raw, if bop.is_some() { 4 } else { 3 }, "setp", span)?;
-        let (p, q) = self.dst_pair(b, &raw[0])?;
+        let (p, q) = self.dst_pair(b, &raw[0], Type::Pred)?;
         let comb = match bop {
             Some(o) => Some((o, self.src(b, &raw[3], Type::Pred)?)),
             None => None,

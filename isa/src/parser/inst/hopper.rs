@@ -31,11 +31,11 @@ impl<'a> ModuleParser<'a> {
                 };
                 let d = match &**d {
                     RawOp::Sink(_) => None,
-                    other => Some(self.dst(b, other)?),
+                    other => Some(self.dst_t(b, other, Type::B32)?),
                 };
                 Ok(Op::ElectSync {
                     d,
-                    p: self.dst(b, p)?,
+                    p: self.dst_t(b, p, Type::Pred)?,
                     mask: self.src(b, &raw[1], Type::B32)?,
                 })
             }
@@ -127,7 +127,7 @@ impl<'a> ModuleParser<'a> {
                 self.nargs(raw, 3, "mapa", span)?;
                 Ok(Op::Mapa {
                     generic: !cluster,
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], ty)?,
                     a: self.src(b, &raw[1], ty)?,
                     rank: self.src(b, &raw[2], Type::U32)?,
                 })
@@ -203,7 +203,7 @@ impl<'a> ModuleParser<'a> {
                 }
                 let state = match &raw[0] {
                     RawOp::Sink(_) => None,
-                    other => Some(self.dst(b, other)?),
+                    other => Some(self.dst_t(b, other, Type::B64)?),
                 };
                 if cluster && state.is_some() {
                     return Err(self.c.err(
@@ -261,7 +261,7 @@ impl<'a> ModuleParser<'a> {
                 Ok(Op::MbarWait {
                     blocking,
                     parity,
-                    done: self.dst(b, &raw[0])?,
+                    done: self.dst_t(b, &raw[0], Type::Pred)?,
                     space,
                     addr: self.addr(b, &raw[1])?,
                     phase: self.src(b, &raw[2], if parity { Type::U32 } else { Type::B64 })?,
@@ -274,7 +274,7 @@ impl<'a> ModuleParser<'a> {
             _ => {
                 self.nargs(raw, 2, "mbarrier.pending_count", span)?;
                 Ok(Op::MbarPendingCount {
-                    d: self.dst(b, &raw[0])?,
+                    d: self.dst_t(b, &raw[0], Type::U32)?,
                     state: self.src(b, &raw[1], Type::B64)?,
                 })
             }

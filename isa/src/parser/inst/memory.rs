@@ -32,7 +32,7 @@ impl<'a> ModuleParser<'a> {
                     cop,
                     volatile,
                     ty,
-                    d: self.dst_vec(b, &raw[0])?,
+                    d: self.dst_vec_as(b, &raw[0], ty, Agree::Wider)?,
                     addr: self.addr(b, &raw[1])?,
                 })
             }
@@ -50,7 +50,7 @@ impl<'a> ModuleParser<'a> {
                     volatile,
                     ty,
                     addr: self.addr(b, &raw[0])?,
-                    src: self.src_vec(b, &raw[1], ty)?,
+                    src: self.src_vec_as(b, &raw[1], ty, Agree::Wider)?,
                 })
             }
             "atom" | "red" => self.atom(b, name, m, raw, span),
@@ -102,7 +102,7 @@ impl<'a> ModuleParser<'a> {
         let (d, rest) = if is_red {
             (None, raw)
         } else {
-            (Some(self.dst(b, &raw[0])?), &raw[1..])
+            (Some(self.dst_t(b, &raw[0], ty)?), &raw[1..])
         };
         let addr = self.addr(b, &rest[0])?;
         let bv = self.src(b, &rest[1], ty)?;
@@ -200,7 +200,7 @@ impl<'a> ModuleParser<'a> {
         }
         let src_size = match raw.get(3) {
             Some(r) => {
-                let o = self.src(b, r, Type::U32)?;
+                let o = self.src_as(b, r, Type::U32, None)?;
                 // The `ignore-src` predicate form would otherwise read as a size of 0 or 1.
                 if let Operand::Reg(x) | Operand::NotReg(x) = o {
                     if b.regs[x.0 as usize].ty == Type::Pred {

@@ -15,7 +15,7 @@ mod wmma;
 
 use super::body::Body;
 use super::cursor::PResult;
-use super::operand::RawOp;
+use super::operand::{Agree, RawOp};
 use super::ModuleParser;
 use crate::ir::*;
 use crate::lexer::Tok;
@@ -85,6 +85,14 @@ impl Mods {
             }
         }
     }
+    /// The first unconsumed modifier spelled like a type that PTX does not have (`.u7`).
+    fn unknown_type(&self) -> Option<&(String, Span)> {
+        self.list
+            .iter()
+            .zip(&self.used)
+            .find(|((m, _), u)| !**u && looks_like_type(m) && Type::from_name(m).is_none())
+            .map(|(m, _)| m)
+    }
     fn unused(&self) -> Option<&(String, Span)> {
         self.list
             .iter()
@@ -92,6 +100,31 @@ impl Mods {
             .find(|(_, u)| !**u)
             .map(|(m, _)| m)
     }
+}
+
+/// `b`, `s`, `u` or `f` and a width, optionally `xN`: the shape of a PTX type name (the
+/// sub-byte types of `mma`, which gpusim does not implement, excepted).
+fn looks_like_type(m: &str) -> bool {
+    if matches!(m, "b1" | "s2" | "u2" | "s4" | "u4") {
+        return false;
+    }
+    let Some(rest) = m.strip_prefix(['b', 's', 'u', 'f']) else {
+        return false;
+    };
+    let (width, lanes) = rest.split_once('x').unwrap_or((rest, "1"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+    digits(width) && digits(lanes)
+}
+
+fn unknown_type_error(p: &ModuleParser, m: &Mods, name: &str) -> Option<crate::span::PtxError> {
+    let (t, s) = m.unknown_type()?;
+    Some(p.c.err(
+        *s,
+        format!(
+            "unknown type `.{t}` for `{name}` (PTX types: .b8 .b16 .b32 .b64 .b128, .u8 … .u64, \
+             .s8 … .s64, .f16 .f16x2 .bf16 .bf16x2 .f32 .f64, .pred)"
+        ),
+    ))
 }
 
 fn wide(ty: Type) -> Option<Type> {
@@ -243,6 +276,7 @@ impl<'a> ModuleParser<'a> {
             let reg = b
                 .lookup_reg(&name)
                 .ok_or_else(|| self.c.err(s, format!("undefined predicate `{name}`")))?;
+            self.check_reg(b, reg, Type::Pred, Agree::Exact, s)?;
             Some(Guard { reg, negated })
         } else {
             None
@@ -264,6 +298,9 @@ impl<'a> ModuleParser<'a> {
             end: end.end,
         };
         let op = self.decode(b, &name, name_span, &mut mods, &raw, span)?;
+        if let Some(e) = unknown_type_error(self, &mods, &name) {
+            return Err(e);
+        }
         if let Some((m, ms)) = mods.unused() {
             return Err(self
                 .c
@@ -283,6 +320,9 @@ impl<'a> ModuleParser<'a> {
     }
 
     fn one_type(&self, m: &mut Mods, name: &str, span: Span) -> PResult<Type> {
+        if let Some(e) = unknown_type_error(self, m, name) {
+            return Err(e);
+        }
         match m.types().as_slice() {
             [t] => Ok(*t),
             [] => Err(self
@@ -295,6 +335,9 @@ impl<'a> ModuleParser<'a> {
     }
 
     fn two_types(&self, m: &mut Mods, name: &str, span: Span) -> PResult<(Type, Type)> {
+        if let Some(e) = unknown_type_error(self, m, name) {
+            return Err(e);
+        }
         match m.types().as_slice() {
             [d, s] => Ok((*d, *s)),
             _ => Err(self.c.err(

@@ -89,13 +89,13 @@ impl<'a> ModuleParser<'a> {
         m.take("aligned");
         match kind {
             BarKind::Red(_) => {
-                let _ = self.one_type(m, name, span)?;
+                let dty = self.one_type(m, name, span)?;
                 if raw.len() != 3 && raw.len() != 4 {
                     return Err(self
                         .c
                         .err(span, "`bar.red` takes d, barrier, [count,] predicate"));
                 }
-                let d = self.dst(b, &raw[0])?;
+                let d = self.dst_t(b, &raw[0], dty)?;
                 let id = self.barrier_id(b, &raw[1])?;
                 let count = if raw.len() == 4 {
                     Some(self.barrier_count(b, &raw[2], kind)?)

@@ -161,7 +161,7 @@ impl<'a> ModuleParser<'a> {
                 }
             },
             other => {
-                let o = self.src(b, other, Type::Pred)?;
+                let o = self.src_as(b, other, Type::Pred, None)?;
                 match o {
                     Operand::Reg(r) | Operand::NotReg(r)
                         if b.regs.get(r.0 as usize).map(|i| i.ty) == Some(Type::Pred) =>

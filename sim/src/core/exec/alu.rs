@@ -222,12 +222,8 @@ impl<'a> ExecEnv<'a> {
             } => {
                 let dst_ty = self.prog.module.function(w.func()).regs[d.0 as usize].ty;
                 for l in lanes(exec) {
-                    let mut v = sem::convert(*dty, *sty, *mods, self.val(w, a, l));
-                    // A narrow signed result in a wider register is sign-extended (PTX §9.7.9.21).
-                    if dty.is_signed() && dst_ty.bits() > dty.bits() {
-                        v = sign_extend(v, dty.bits()) & dst_ty.mask();
-                    }
-                    w.write(d.0, l, v);
+                    let v = sem::convert(*dty, *sty, *mods, self.val(w, a, l));
+                    w.write(d.0, l, sem::extend_to_register(*dty, dst_ty, v));
                 }
             }
             Op::Cvta {
