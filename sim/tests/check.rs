@@ -352,7 +352,7 @@ fn a_collective_outside_its_dynamic_block_is_reported() {
         line,
         text: text.into(),
         exec,
-        after: String::new(),
+        after: gpusim_models::shared_text::SharedText::new(String::new()),
     };
     let ballot = "vote.sync.ballot.b32 %r4, %pt, %r3;";
     let test = |name: &str| {

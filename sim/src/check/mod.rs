@@ -57,8 +57,14 @@ pub struct CheckOptions {
 pub struct CheckReport {
     pub lines: Vec<String>,
     pub disagreement: Option<String>,
+    /// Nothing disagreed, but nothing was compared either (every simulator run faulted and no
+    /// reference could judge the kernel, ...): why. Not agreement (`gpusim check` exits 1).
+    pub inconclusive: Option<String>,
     /// For a litmus manifest: the outcomes observed and the strongest consistent variant.
     pub litmus: Option<litmus::LitmusVerdict>,
+    /// Comparisons that reached a verdict (a reference's final memory or divergence against
+    /// the runs, the manifest's checks, token-stack steps, litmus outcomes, async events).
+    evidence: u32,
 }
 
 impl CheckReport {
@@ -69,6 +75,34 @@ impl CheckReport {
     fn fail(&mut self, why: String) {
         if self.disagreement.is_none() {
             self.disagreement = Some(why);
+        }
+    }
+
+    /// A comparison reached a verdict (agreeing or not).
+    fn compared(&mut self) {
+        self.evidence += 1;
+    }
+
+    /// A line that records a verdict reached.
+    fn note_compared(&mut self, line: String) {
+        self.compared();
+        self.note(line);
+    }
+
+    /// Everything agreed and something was compared.
+    pub fn agrees(&self) -> bool {
+        self.disagreement.is_none() && self.inconclusive.is_none()
+    }
+
+    /// No disagreement, but no comparison reached a verdict: that is not agreement.
+    fn settle(&mut self) {
+        if self.disagreement.is_none() && self.evidence == 0 {
+            self.inconclusive = Some(
+                "nothing was compared: no simulator run completed or met the manifest's \
+                 expectations, and no reference model could judge the kernel (see the lines \
+                 above)"
+                    .into(),
+            );
         }
     }
 }
@@ -113,6 +147,14 @@ impl Outcome {
 /// Check `manifest`. Input errors (manifest, config, PTX) are `Err`; everything else is in the
 /// report.
 pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError> {
+    if o.runs == 0 {
+        return Err(crate::launch::ManifestError {
+            file: "gpusim check".into(),
+            path: "--runs".into(),
+            message: "0: at least one simulator run is needed (runs >= 1)".into(),
+        }
+        .into());
+    }
     let lm = LoadedManifest::load(manifest)?;
     let kernel_path = lm.resolve(&lm.manifest.kernel);
     let src = std::fs::read_to_string(&kernel_path).map_err(|e| crate::launch::ManifestError {
@@ -136,7 +178,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     let mut traces = Vec::new();
     let uses_async = gpusim_models::async_sync::Interest::new(&module).uses_async();
     let mut async_events = Vec::new();
-    for i in 0..o.runs.max(1) {
+    for i in 0..o.runs {
         let (sets, knobs) = match binding {
             Some(_) => knobs::for_litmus_run(&base, &o.sets, &policy, o.seed, i),
             None => knobs::for_run(&base, &o.sets, &policy, o.seed, i),
@@ -163,6 +205,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             Ok(out) => std::mem::take(&mut out.events),
             Err(_) => Vec::new(),
         });
+        manifest_expectations(&lm, &knobs, &r, &mut report);
         outcomes.push((knobs, Outcome::of(r)?));
     }
     report.note(format!(
@@ -170,6 +213,15 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         outcomes.len(),
         summarise(&outcomes)
     ));
+    if !lm.manifest.checks.is_empty() && report.disagreement.is_none() {
+        let completed = outcomes
+            .iter()
+            .filter(|(_, o)| matches!(o, Outcome::Buffers(_)))
+            .count();
+        report.note(format!(
+            "manifest checks: passed in all {completed} run(s) that completed"
+        ));
+    }
 
     if let Some(b) = &binding {
         if litmus::warps_fit(&b.test, base.sm.warp_size) {
@@ -217,7 +269,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             }
         )
     });
-    compare::lint_against_runs(&module, &outcomes, &mut report);
+    compare::lint_against_runs(&module, &lm, &outcomes, &mut report);
     if policy == "token-stack" && async_sync::has_tensor_maps(&lm) {
         report.note(
             "token stack: not compared: the reference model cannot lay out tensor-map arguments"
@@ -248,7 +300,55 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             Err(e) => return Err(e),
         }
     }
+    report.settle();
     Ok(report)
+}
+
+/// The manifest's own expectations on one run: its `checks:` must pass, and a fault it
+/// expects (`expect_fault`) must be the one that happened (`gpusim run` exits 1 otherwise).
+fn manifest_expectations(
+    lm: &LoadedManifest,
+    knobs: &str,
+    r: &Result<RunOutput, RunError>,
+    report: &mut CheckReport,
+) {
+    let m = &lm.manifest;
+    match r {
+        Ok(out) if !out.failures.is_empty() => {
+            let what: Vec<String> = out.failures.iter().map(describe_failure).collect();
+            report.fail(format!(
+                "{knobs}: the manifest's checks fail: {}",
+                what.join("; ")
+            ));
+        }
+        Ok(_) if !m.checks.is_empty() || m.expect_fault.is_some() => report.compared(),
+        Ok(_) => {}
+        Err(RunError::Fault(f)) => {
+            if let Some(want) = m.expect_fault {
+                report.fail(format!(
+                    "{knobs}: the manifest expects a {} fault, the run faulted with {}: {f}",
+                    want.name(),
+                    f.kind.name()
+                ));
+            }
+        }
+        Err(_) => {}
+    }
+}
+
+/// One failed check as `gpusim run` reports it, on one line.
+fn describe_failure(f: &crate::launch::CheckFailure) -> String {
+    let first: Vec<String> = f
+        .first
+        .iter()
+        .map(|(i, got, exp)| format!("[{i}] got {got}, expected {exp}"))
+        .collect();
+    format!(
+        "{} ({} mismatches: {})",
+        f.buffer,
+        f.mismatches,
+        first.join(", ")
+    )
 }
 
 /// The manifest's own `set:` overrides, in the form `load_config` takes.
