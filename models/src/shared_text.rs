@@ -145,7 +145,9 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     const BLOCK: usize = 64;
     let max = a.len().min(b.len());
     let mut n = 0;
-    while n + BLOCK <= max && a[a.len() - n - BLOCK..a.len() - n] == b[b.len() - n - BLOCK..b.len() - n] {
+    while n + BLOCK <= max
+        && a[a.len() - n - BLOCK..a.len() - n] == b[b.len() - n - BLOCK..b.len() - n]
+    {
         n += BLOCK;
     }
     while n < max && a[a.len() - n - 1] == b[b.len() - n - 1] {

@@ -372,7 +372,9 @@ fn generated(kind: &str, n: usize) -> String {
         }
         _ => {
             for i in 2..n / 5 {
-                line(format!("\tmov.u32 %r{i}, 0;\n$L_h{i}:\n\tadd.u32 %r{i}, %r{i}, 1;"));
+                line(format!(
+                    "\tmov.u32 %r{i}, 0;\n$L_h{i}:\n\tadd.u32 %r{i}, %r{i}, 1;"
+                ));
                 line(format!("\tbar.sync 0;\n\tsetp.lt.u32 %p{i}, %r{i}, %r1;"));
                 line(format!("\t@%p{i} bra $L_h{i};"));
             }
@@ -469,7 +471,11 @@ fn warpgroup_roles_are_warpgroup_uniform() {
         let m = module(&warp_specialised(role, ""));
         // A 1-D block of 384 threads, or 128 per row: nothing to report.
         for shape in [[384, 1, 1], [128, 3, 1], [256, 2, 1]] {
-            assert_eq!(flagged(&m, &Blocks::known(vec![shape])), [], "{role} {shape:?}");
+            assert_eq!(
+                flagged(&m, &Blocks::known(vec![shape])),
+                [],
+                "{role} {shape:?}"
+            );
         }
         // Unknown shape: accepted under the stated assumption.
         let r = analyze_functions(&m);
@@ -509,7 +515,10 @@ fn non_warpgroup_uniform_roles_are_still_flagged() {
     let m = module(&warp_specialised("div.u32 %r2, %r1, 48;", ""));
     assert_eq!(flagged(&m, &one_d).len(), 6);
     // (tid + 64) / 128 is not a quotient of %tid.x.
-    let m = module(&warp_specialised("add.u32 %r5, %r1, 64;\n\tshr.u32 %r2, %r5, 7;", ""));
+    let m = module(&warp_specialised(
+        "add.u32 %r5, %r1, 64;\n\tshr.u32 %r2, %r5, 7;",
+        "",
+    ));
     assert_eq!(flagged(&m, &one_d).len(), 6);
     // and with a mask clearing the low 7 bits keeps the warpgroup: uniform.
     let m = module(&warp_specialised("and.b32 %r2, %r1, -128;", ""));
@@ -537,7 +546,10 @@ fn multi_dimensional_kernels_are_not_assumed_aligned() {
 #[test]
 fn the_hopper_kernels_lint_clean() {
     let mut n = 0;
-    for dir in std::fs::read_dir(root().join("traces/gemm")).unwrap().flatten() {
+    for dir in std::fs::read_dir(root().join("traces/gemm"))
+        .unwrap()
+        .flatten()
+    {
         let name = dir.file_name().to_string_lossy().to_string();
         if !name.starts_with("hopper_ws_") || name == "hopper_ws_broken" {
             continue;

@@ -29,8 +29,8 @@ mod state;
 
 pub use state::{Addr, Disable, ExecState, Token, TokenKind, Unwound};
 
-use crate::shared_text::{SharedText, TextSequence};
 use crate::ptx_exec::{Control, CtaMemory, ExecError, GlobalMemory, Kernel, Launch, Thread};
+use crate::shared_text::{SharedText, TextSequence};
 use gpusim_isa::ir::{
     BarKind, BarRed, Callee, FuncId, FuncKind, Inst, Module, Op, Operand, Pc, RegId, Space,
     SymbolId, VoteMode,

@@ -777,9 +777,9 @@ fn quotients(
     };
     let mut q = vec![Q::Unknown; nd + vals.joins.len()];
     // Undefined registers on entry are no quotient.
-    for d in 0..nd {
-        if vals.defs[d].pc.is_none() {
-            q[d] = Q::Not;
+    for (x, def) in q.iter_mut().zip(&vals.defs) {
+        if def.pc.is_none() {
+            *x = Q::Not;
         }
     }
     // Who reads each value: the instruction (its definitions) or a join.

@@ -350,5 +350,7 @@ fn uses_atomic_results(module: &Module) -> bool {
 /// The block shapes the manifest launches with: the uniformity analysis decides warp and
 /// warpgroup uniformity of `%tid.x` quotients exactly for them.
 pub fn launch_blocks(lm: &crate::launch::LoadedManifest) -> gpusim_models::uniformity::Blocks {
-    gpusim_models::uniformity::Blocks::known(lm.manifest.launches.iter().map(|l| l.block.0).collect())
+    gpusim_models::uniformity::Blocks::known(
+        lm.manifest.launches.iter().map(|l| l.block.0).collect(),
+    )
 }

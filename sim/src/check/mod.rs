@@ -2,10 +2,11 @@
 //! (`gpusim-models`, which share no code with it).
 //!
 //! What one check does:
-//! 1. runs the simulator `runs` times under randomised knobs — the first run as configured,
-//!    the others with the seeded random scheduler and jittered L2, DRAM and interconnect
-//!    latencies (`knobs`) — and, for a race-free kernel, requires every run to end in the same
-//!    final memory (or the same fault);
+//! 1. runs the simulator `runs` times (at least one) under randomised knobs — the first run as
+//!    configured, the others with the seeded random scheduler and jittered L2, DRAM and
+//!    interconnect latencies (`knobs`) — requires every run to meet the manifest's own
+//!    `checks:` and `expect_fault`, and, for a race-free kernel, to end in the same final memory
+//!    (or the same fault);
 //! 2. runs the lock-step and the interleaving semantics (`models::lockstep`) on the same
 //!    launches and buffers: for a race-free, divergence-free kernel the final buffers must
 //!    equal the simulator's; a barrier divergence the models find must be a fault in the
@@ -28,7 +29,9 @@
 //!
 //! A model that does not support the kernel (an instruction outside its subset) is reported
 //! and skipped, never counted as agreement. The first disagreement is the verdict (exit 1),
-//! with the run, the step and the expected and observed values.
+//! with the run, the step and the expected and observed values. A check in which no
+//! comparison reached a verdict (every run faulted, no model could judge the kernel) is
+//! inconclusive (`CheckReport::inconclusive`, exit 1), not agreement.
 
 mod async_sync;
 mod compare;
@@ -218,9 +221,11 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             .iter()
             .filter(|(_, o)| matches!(o, Outcome::Buffers(_)))
             .count();
-        report.note(format!(
-            "manifest checks: passed in all {completed} run(s) that completed"
-        ));
+        report.note(if completed == 0 {
+            "manifest checks: not verified: no run completed".to_string()
+        } else {
+            format!("manifest checks: passed in all {completed} run(s) that completed")
+        });
     }
 
     if let Some(b) = &binding {

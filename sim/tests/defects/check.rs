@@ -225,7 +225,7 @@ fn zero_runs_and_zero_cases_are_rejected() {
         "{stderr}"
     );
     // The library refuses too (it used to clamp to one run).
-    let e = check(&m, &options(0)).err().expect("runs 0 is an error");
+    let e = check(&m, &options(0)).expect_err("runs 0 is an error");
     assert!(e.to_string().contains("--runs"), "{e}");
     assert_eq!(e.exit_code(), 2);
 }
@@ -375,6 +375,180 @@ $L_join:
             .any(|l| l.contains("barrier divergence: found by the semantics and by all 3")),
         "{}",
         report_text(&r)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A recursion `depth` calls deep: `out[tid] = rec(depth)` with `rec(n) = n ? rec(n-1) + 1 : 0`.
+const RECURSION_PTX: &str = "\
+.version 7.0
+.target sm_52
+.address_size 64
+.func (.param .b32 rv) rec(.param .b32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<5>;
+    ld.param.u32 %r1, [n];
+    setp.eq.u32 %p1, %r1, 0;
+    mov.u32 %r4, 0;
+    @%p1 bra $L_done;
+    sub.u32 %r2, %r1, 1;
+    {
+    .param .b32 a;
+    st.param.b32 [a], %r2;
+    .param .b32 r;
+    call.uni (r), rec, (a);
+    ld.param.b32 %r3, [r];
+    }
+    add.u32 %r4, %r3, 1;
+$L_done:
+    st.param.b32 [rv], %r4;
+    ret;
+}
+.visible .entry deep(.param .u64 out, .param .u32 depth)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    ld.param.u32 %r1, [depth];
+    {
+    .param .b32 a;
+    st.param.b32 [a], %r1;
+    .param .b32 r;
+    call.uni (r), rec, (a);
+    ld.param.b32 %r2, [r];
+    }
+    mov.u32 %r3, %tid.x;
+    mul.wide.u32 %rd2, %r3, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r2;
+    ret;
+}
+";
+
+fn recursion_case(dir: &Path, depth: u32) -> PathBuf {
+    std::fs::write(dir.join("rec.ptx"), RECURSION_PTX).unwrap();
+    let values: Vec<String> = (0..32).map(|_| depth.to_string()).collect();
+    let m = dir.join(format!("rec{depth}.yaml"));
+    std::fs::write(
+        &m,
+        format!(
+            "kernel: rec.ptx\nset:\n  sm.reconvergence: token-stack\n  \
+             sm.local_bytes_per_thread: 1048576\nlaunches:\n  - entry: deep\n    grid: [1, 1, 1]\n    \
+             block: [32, 1, 1]\n    args: [out, {depth}]\nbuffers:\n  out: {{ dtype: u32, shape: \
+             [32], init: zeros }}\nchecks:\n  - buffer: out\n    values: [{}]\n",
+            values.join(", ")
+        ),
+    )
+    .unwrap();
+    m
+}
+
+/// The bytes a warp trace holds of its own, and its steps: the simulator's (`--trace-warps`,
+/// and the token-stack comparison of `check`) and the token-stack model's.
+fn trace_bytes(m: &Path, depth: u32) -> [(usize, usize); 2] {
+    let opts = gpusim::RunOptions {
+        trace_warps: true,
+        ..Default::default()
+    };
+    let out = gpusim::run::run_manifest_with(m, None, &[], &opts).unwrap();
+    assert!(out.failures.is_empty(), "{:?}", out.failures);
+    let sim = (
+        out.events
+            .iter()
+            .map(|e| e.after.own_bytes())
+            .sum::<usize>(),
+        out.events.len(),
+    );
+    let module = gpusim_isa::parse_module("rec.ptx", RECURSION_PTX).unwrap();
+    let mut mem = gpusim_models::ptx_exec::GlobalMemory::new();
+    let out_base = mem.alloc("out", vec![0; 128]);
+    let launch = gpusim_models::ptx_exec::Launch {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        dynamic_shared: 0,
+        args: vec![out_base, u64::from(depth)],
+    };
+    let opts = gpusim_models::token_stack::Options {
+        warp_size: 32,
+        ..Default::default()
+    };
+    let run = gpusim_models::token_stack::run(&module, "deep", &launch, mem, &opts).unwrap();
+    let steps: Vec<_> = run.traces.iter().flatten().collect();
+    let model = (
+        steps.iter().map(|s| s.state.own_bytes()).sum::<usize>(),
+        steps.len(),
+    );
+    [sim, model]
+}
+
+/// Issue 11 item 12: `check` memory grew quadratically with the recursion depth (depth 2000:
+/// 4.5 GB). Both token-stack traces stored the whole stack (a call token per frame) as text at
+/// every step: O(depth) bytes per step, O(depth²) in all. They now keep what differs from the
+/// previous step and share the rest: the bytes held grow linearly with the depth (not a timing
+/// test), the texts read back in full, and `check` still compares them state by state.
+#[test]
+fn recursion_traces_take_memory_linear_in_the_depth() {
+    let dir = temp_dir("check-recursion");
+    let small = trace_bytes(&recursion_case(&dir, 150), 150);
+    let large = trace_bytes(&recursion_case(&dir, 600), 600);
+    for (side, (s, l)) in ["simulator", "model"].iter().zip(small.iter().zip(&large)) {
+        // Four times the depth: about four times the steps, and so the bytes; quadratic
+        // storage would hold sixteen times as much.
+        let steps = l.1 as f64 / s.1 as f64;
+        let bytes = l.0 as f64 / s.0 as f64;
+        assert!(steps > 3.5 && steps < 4.5, "{side}: {s:?} → {l:?}");
+        assert!(bytes < 1.25 * steps, "{side}: {s:?} → {l:?}");
+        assert!(l.0 < 400 * l.1, "{side}: {l:?} bytes per step");
+    }
+    let m = recursion_case(&dir, 150);
+    let r = check(
+        &m,
+        &CheckOptions {
+            policy: Some("token-stack".into()),
+            ..options(1)
+        },
+    )
+    .unwrap();
+    assert!(r.agrees(), "{}", report_text(&r));
+    assert!(
+        r.lines
+            .iter()
+            .any(|l| l.starts_with("token stack:") && l.contains("equal to the formal model's")),
+        "{}",
+        report_text(&r)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 11 item 3 (lint): the warp-specialised Hopper kernels were flagged (the warpgroup
+/// role `%tid.x >> 7` counted as thread-varying). `gpusim lint` accepts them (exit 0), noting
+/// the block-shape assumption, and still flags a role by `%tid.x >> 6` (warp- but not
+/// warpgroup-uniform) at its `setmaxnreg`.
+#[test]
+fn lint_accepts_warp_specialised_kernels_and_flags_finer_roles() {
+    let ptx = root().join("traces/gemm/hopper_ws_bf16/hopper_ws_bf16.ptx");
+    let (code, stdout, stderr) = gpusim(&["lint", ptx.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .all(|l| l.starts_with("note: ") && l.contains("%tid.x / ")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("%tid.x / 128"), "{stdout}");
+    let src = std::fs::read_to_string(&ptx).unwrap();
+    let finer = src.replacen("shr.u32 \t%r14, %r0, 7;", "shr.u32 \t%r14, %r0, 6;", 1);
+    assert_ne!(finer, src, "the role computation is in the kernel");
+    let dir = temp_dir("lint-finer-role");
+    let f = dir.join("finer.ptx");
+    std::fs::write(&f, finer).unwrap();
+    let (code, stdout, _) = gpusim(&["lint", f.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("setmaxnreg at") && stdout.contains("%tid.x / 64"),
+        "{stdout}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
