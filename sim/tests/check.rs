@@ -215,9 +215,9 @@ fn an_outcome_outside_the_claimed_variant_is_a_disagreement() {
 /// convergence-barrier with a short quantum: the `then` group yields while waiting at the
 /// if's convergence barrier, the yield counts as arrival, and the merge block's sg_add runs
 /// once per thread (c = 1): outside every executable SIMT-Step variant. The policy claims no
-/// variant under a yielding switch rule, so the run is reported, not judged against SIMT-Step;
-/// but the manifest's checks (what every executable variant's outcome shares) fail, as they do
-/// for `gpusim run` with the same setting, and that is the verdict.
+/// variant under a yielding switch rule, so the run is reported, not judged against SIMT-Step.
+/// The manifest's checks (what every executable variant's outcome shares) fail and are
+/// reported too; they do not decide, as `--policy` runs a policy other than the manifest's.
 #[test]
 fn a_yielding_convergence_barrier_leaves_simt_step_on_conv_div_merge() {
     let mut o = opts(
@@ -227,11 +227,11 @@ fn a_yielding_convergence_barrier_leaves_simt_step_on_conv_div_merge() {
     o.policy = Some("convergence-barrier".into());
     let r = check(&trace("litmus/simt_step/conv_div_merge.yaml"), &o).unwrap();
     let text = r.lines.join("\n");
-    assert_eq!(
-        r.disagreement.as_deref(),
-        Some(
+    assert_eq!(r.disagreement, None, "{text}");
+    assert!(
+        text.contains(
             "run 0: as configured: the manifest's checks fail: out (2 mismatches: [2] got 1, \
-             expected 2, [5] got 1, expected 2)"
+             expected 2, [5] got 1, expected 2) (not counted"
         ),
         "{text}"
     );
