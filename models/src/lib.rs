@@ -9,6 +9,7 @@
 pub mod async_sync;
 pub mod lockstep;
 pub mod ptx_exec;
+pub mod shared_text;
 pub mod simt_step;
 pub mod token_stack;
 pub mod uniformity;

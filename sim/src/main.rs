@@ -115,15 +115,16 @@ enum Cmd {
     /// Cross-check a manifest against the semantic reference models: several simulator runs
     /// under randomised knobs against the lock-step and interleaving semantics, the uniformity
     /// analysis and (token-stack policy) the formal branching model. Exit 0 when everything
-    /// agrees, 1 with the first disagreement.
+    /// agrees, 1 with the first disagreement, a failed manifest check, or an inconclusive
+    /// check (nothing could be compared).
     Check {
         /// The launch manifest.
         manifest: PathBuf,
         /// The reconvergence policy to check (`sm.reconvergence`); the config's by default.
         #[arg(long)]
         policy: Option<String>,
-        /// Simulator runs (the first as configured, the others randomised).
-        #[arg(long, default_value_t = 4)]
+        /// Simulator runs (the first as configured, the others randomised); at least 1.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
         runs: u32,
         /// Seed of the randomised knobs.
         #[arg(long, default_value_t = 1)]
@@ -142,8 +143,8 @@ enum Cmd {
         /// Seed of the campaign (case i has seed S + i).
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Number of cases.
-        #[arg(long, default_value_t = 100)]
+        /// Number of cases; at least 1.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
         cases: u32,
         /// Keep every case here (default: a temporary directory keeping only failing cases).
         #[arg(long)]
@@ -611,11 +612,17 @@ fn cmd_lint(file: &std::path::Path) -> i32 {
             return 2;
         }
     };
-    let findings = gpusim_models::uniformity::analyze(&m);
-    for f in &findings {
+    let results = gpusim_models::uniformity::analyze_functions(&m);
+    let mut found = false;
+    for f in results.iter().flat_map(|r| &r.findings) {
         outln!("{f}");
+        found = true;
     }
-    i32::from(!findings.is_empty())
+    // What the verdict rests on where the block shape is not known (docs/checking.md).
+    for a in results.iter().flat_map(|r| &r.assumptions) {
+        outln!("note: {a}");
+    }
+    i32::from(found)
 }
 
 /// `gpusim check`: the report, then the verdict (0 agree, 1 disagree, 2 bad input).
@@ -647,14 +654,18 @@ fn cmd_check(
             for l in &report.lines {
                 outln!("  {l}");
             }
-            match report.disagreement {
-                None => {
-                    outln!("  verdict             agree");
-                    0
-                }
-                Some(d) => {
+            match (&report.disagreement, &report.inconclusive) {
+                (Some(d), _) => {
                     outln!("  verdict             DISAGREE: {d}");
                     1
+                }
+                (None, Some(why)) => {
+                    outln!("  verdict             INCONCLUSIVE: {why}");
+                    1
+                }
+                (None, None) => {
+                    outln!("  verdict             agree");
+                    0
                 }
             }
         }

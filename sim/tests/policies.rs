@@ -292,7 +292,8 @@ fn convergence_barrier_finishes_the_spin_lock() {
 
 /// The barrier traces of `traces/policies` (the others are the collective traces of
 /// `sync_collectives_wait_for_their_members`).
-const BARRIER_TRACES: [&str; 3] = [
+const BARRIER_TRACES: [&str; 4] = [
+    "its_aligned_barrier_sites",
     "its_divergent_barriers",
     "its_exit_after_barrier",
     "its_warp_sync",
@@ -317,10 +318,12 @@ fn i32s(o: &RunOutput, buffer: &str) -> Vec<i32> {
         .collect()
 }
 
-/// The independent-thread-scheduling barrier traces (`traces/policies`): `bar.sync`/`bar.red`
-/// reached group by group, a group waiting at `bar.sync` while the rest of its warp exits, and
-/// `bar.warp.sync` on both sides of a branch. They pass under convergence-barrier (their
-/// manifests select it) and are faults for the lockstep token stack.
+/// The independent-thread-scheduling barrier traces (`traces/policies`): `barrier.sync`/
+/// `barrier.red` reached group by group at two instructions each, the same with the aligned
+/// `bar.sync`/`bar.red` (barrier divergence, the fault its manifest expects), a group waiting at
+/// `bar.sync` while the rest of its warp exits, and `bar.warp.sync` on both sides of a branch.
+/// They pass under convergence-barrier (their manifests select it) and are faults for the
+/// lockstep token stack.
 #[test]
 fn independent_thread_scheduling_traces() {
     let mut list = Vec::new();
@@ -343,6 +346,11 @@ fn independent_thread_scheduling_traces() {
         assert!(o.failures.is_empty(), "{t}: {:?}", o.failures);
         match run(m, "token-stack", None) {
             Err(RunError::Fault(f)) => assert_eq!(f.kind.name(), "barrier-divergence", "{t}"),
+            Ok(o) if o.expected_fault.is_some() => assert_eq!(
+                o.expected_fault.unwrap().kind.name(),
+                "barrier-divergence",
+                "{t}"
+            ),
             Err(e) => panic!("{t} under token-stack: {e}"),
             Ok(_) => panic!("{t} under token-stack: expected a barrier-divergence fault"),
         }

@@ -50,6 +50,9 @@ enum Wait {
     Run,
     /// At the barrier at `pc` with the loop counters it had on arrival.
     Barrier(Pc, Vec<u32>),
+    /// At a `barrier.sync` without `.aligned` (at `pc`) of barrier id `.0`: it completes with
+    /// every thread waiting at any non-aligned barrier of that id.
+    ById(u64, Pc),
     /// Exited: waiting at the final barrier with all loops left.
     End,
 }
@@ -249,8 +252,11 @@ fn step(
             st.counters[t].iter_mut().for_each(|c| *c = 0);
             st.wait[t] = Wait::End;
         }
-        Control::Barrier { pc } => {
-            st.wait[t] = Wait::Barrier(pc, st.counters[t].clone());
+        Control::Barrier { pc, by_id } => {
+            st.wait[t] = match by_id {
+                Some(id) => Wait::ById(id, pc),
+                None => Wait::Barrier(pc, st.counters[t].clone()),
+            };
             transition(s, &mut st.counters[t], eff.pc, st.threads[t].pc);
         }
         Control::Next | Control::Jump(_) => {
@@ -280,11 +286,20 @@ fn transition(s: &Setup, counters: &mut [u32], from: Pc, to: Pc) {
     }
 }
 
+/// Whether two waiting threads wait for the same barrier: the same instance of one aligned
+/// barrier (its pc and loop counters), or any non-aligned `barrier.sync` of one id.
+fn same_barrier(a: &Wait, b: &Wait) -> bool {
+    match (a, b) {
+        (Wait::ById(x, _), Wait::ById(y, _)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// No thread can step. BARRIER_S when all wait with one β, TERMINATION when all are at `End`
 /// (returns true), BARRIER_F otherwise.
 fn barrier(s: &Setup, cta: u32, st: &mut State) -> Result<bool, Verdict> {
     let first = &st.wait[0];
-    if st.wait.iter().all(|w| w == first) {
+    if st.wait.iter().all(|w| same_barrier(w, first)) {
         if *first == Wait::End {
             return Ok(true);
         }
@@ -296,6 +311,7 @@ fn barrier(s: &Setup, cta: u32, st: &mut State) -> Result<bool, Verdict> {
     for (t, w) in st.wait.iter().enumerate() {
         let (at, ctrs) = match w {
             Wait::Barrier(pc, c) => (Some(s.site(*pc)), c.clone()),
+            Wait::ById(_, pc) => (Some(s.site(*pc)), Vec::new()),
             _ => (None, vec![0; st.counters[t].len()]),
         };
         match arrivals

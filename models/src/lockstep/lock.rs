@@ -78,6 +78,7 @@ pub(super) fn run(
             if !en.is_empty() {
                 for pc in blk.start..blk.end {
                     let mut arrived = Vec::new();
+                    let mut non_aligned = false;
                     for &t in &en {
                         steps += 1;
                         if steps > opts.max_steps {
@@ -104,11 +105,22 @@ pub(super) fn run(
                                 }
                             }
                         }
-                        if let Control::Barrier { .. } = eff.control {
+                        if let Control::Barrier { by_id, .. } = eff.control {
                             arrived.push(t);
+                            non_aligned |= by_id.is_some();
                         }
                     }
                     if !arrived.is_empty() {
+                        if arrived.len() < tpc && non_aligned {
+                            // SYNC is one barrier instruction; threads completing a
+                            // non-aligned `barrier.sync` from different instructions have no
+                            // rule here (the interleaving semantics has one).
+                            return Err(Verdict::Unsupported(format!(
+                                "barrier.sync without .aligned at line {} reached by {} of {tpc} threads: the lock-step semantics has no rule for threads meeting at different barrier instructions",
+                                s.kernel.line(pc),
+                                arrived.len()
+                            )));
+                        }
                         if arrived.len() < tpc {
                             return Err(divergence(s, cta, pc, &arrived, &active, &threads));
                         }

@@ -89,8 +89,11 @@ pub enum Control {
     /// A taken branch.
     Jump(Pc),
     /// Arrival at the `bar.sync` at `pc`; the thread's pc is already past it, and it must wait
-    /// until the scheduler completes the barrier.
-    Barrier { pc: Pc },
+    /// until the scheduler completes the barrier. `by_id` is the barrier id of a
+    /// `barrier.sync` without `.aligned`, which threads may complete from different
+    /// instructions (PTX ISA `barrier{.cta}`: only the `.aligned` form requires every thread
+    /// of the CTA to execute the same instruction); `None` for the aligned `bar.sync`.
+    Barrier { pc: Pc, by_id: Option<u64> },
     /// `ret`/`exit` of the kernel (or running off its body).
     Exit,
 }
@@ -739,8 +742,12 @@ impl Exec<'_, '_> {
                 kind: BarKind::Sync,
                 count: None,
                 red: None,
-                ..
-            } => return Ok(Control::Barrier { pc: self.pc }),
+                aligned,
+                id,
+            } => {
+                let by_id = if *aligned { None } else { Some(self.op(*id)?) };
+                return Ok(Control::Barrier { pc: self.pc, by_id });
+            }
             Op::Bar { .. } => {
                 return Err(self.unsupported(
                     "only `bar.sync` without a thread count is modelled (the paper's `barrier`)",

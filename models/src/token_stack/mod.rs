@@ -30,6 +30,7 @@ mod state;
 pub use state::{Addr, Disable, ExecState, Token, TokenKind, Unwound};
 
 use crate::ptx_exec::{Control, CtaMemory, ExecError, GlobalMemory, Kernel, Launch, Thread};
+use crate::shared_text::{SharedText, TextSequence};
 use gpusim_isa::ir::{
     BarKind, BarRed, Callee, FuncId, FuncKind, Inst, Module, Op, Operand, Pc, RegId, Space,
     SymbolId, VoteMode,
@@ -73,8 +74,9 @@ pub struct Step {
     pub pc: Pc,
     /// Its PTX text.
     pub text: String,
-    /// `ExecState`'s `Display` after the step: `α=… δ=… stack=…`.
-    pub state: String,
+    /// `ExecState`'s `Display` after the step: `α=… δ=… stack=…` (sharing its tail with the
+    /// previous step's, so a deep stack is not copied at every step).
+    pub state: SharedText,
 }
 
 /// A completed launch.
@@ -153,6 +155,7 @@ struct Warp {
     /// Instructions executed.
     steps: u64,
     trace: Vec<Step>,
+    states: TextSequence,
 }
 
 /// A barrier of χ: thread count, arrival count, reduction, and the reduction's thread
@@ -294,6 +297,7 @@ impl<'m> Machine<'_, 'm> {
                 since_shrink: 0,
                 steps: 0,
                 trace: vec![],
+                states: TextSequence::default(),
             });
         }
     }
@@ -399,11 +403,13 @@ impl<'m> Machine<'_, 'm> {
         }
         if self.opts.trace {
             let k = &self.kernels[func.0 as usize];
+            let state = self.warps[w].st.to_string();
+            let state = self.warps[w].states.push(state);
             let step = Step {
                 func: f.name.clone(),
                 pc,
                 text: k.text(pc),
-                state: self.warps[w].st.to_string(),
+                state,
             };
             self.warps[w].trace.push(step);
         }

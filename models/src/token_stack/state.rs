@@ -49,9 +49,17 @@ pub struct ExecState {
 }
 
 fn bits(mask: u64, n: usize) -> String {
-    (0..n)
-        .map(|l| if mask >> l & 1 == 1 { '1' } else { '0' })
-        .collect()
+    let mut b = [0u8; 64];
+    String::from_utf8_lossy(bit_bytes(mask, n, &mut b)).into_owned()
+}
+
+/// The lanes of `mask` as '0'/'1' bytes, lane 0 first, in `buf` (no allocation).
+fn bit_bytes(mask: u64, n: usize, buf: &mut [u8; 64]) -> &[u8] {
+    let n = n.min(64);
+    for (l, b) in buf[..n].iter_mut().enumerate() {
+        *b = if mask >> l & 1 == 1 { b'1' } else { b'0' };
+    }
+    &buf[..n]
 }
 
 impl fmt::Display for ExecState {
@@ -71,21 +79,22 @@ impl fmt::Display for ExecState {
         if self.stack.is_empty() {
             return write!(f, "ε");
         }
-        let toks: Vec<String> = self
-            .stack
-            .iter()
-            .rev()
-            .map(|t| {
-                let kind = match t.kind {
-                    TokenKind::Sync => "sync",
-                    TokenKind::Diverge => "diverge",
-                    TokenKind::Call => "call",
-                    TokenKind::Break => "break",
-                };
-                format!("({kind},{},{})", bits(t.mask, n), t.pc)
-            })
-            .collect();
-        write!(f, "{}", toks.join("::"))
+        // Written entry by entry: a deep stack is rendered at every traced step.
+        for (i, t) in self.stack.iter().rev().enumerate() {
+            let kind = match t.kind {
+                TokenKind::Sync => "sync",
+                TokenKind::Diverge => "diverge",
+                TokenKind::Call => "call",
+                TokenKind::Break => "break",
+            };
+            if i > 0 {
+                f.write_str("::")?;
+            }
+            let mut buf = [0u8; 64];
+            let m = std::str::from_utf8(bit_bytes(t.mask, n, &mut buf)).unwrap_or_default();
+            write!(f, "({kind},{m},{})", t.pc)?;
+        }
+        Ok(())
     }
 }
 

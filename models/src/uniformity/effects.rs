@@ -11,36 +11,48 @@ use gpusim_isa::{
     AddrBase, BarKind, Inst, MatchMode, Op, Operand, RegId, Space, SpecialReg, SymbolId,
 };
 
-/// The two scopes at which a value or the control flow can be uniform. CTA-uniform implies
-/// warp-uniform, so every source that is non-uniform within a warp is also non-uniform within
-/// the CTA.
+/// The scopes at which a value or the control flow can be uniform. Each implies the ones
+/// before it (a warpgroup is four whole warps, a CTA whole warpgroups), so every source that
+/// is non-uniform within a warp is also non-uniform within its warpgroup and the CTA.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
     /// The same in every thread of a warp (what `shfl.sync`, `vote.sync`, `mma.sync`… need).
     Warp,
+    /// The same in every thread of a warpgroup: four consecutive warps, the first a multiple
+    /// of four (PTX ISA §9.7.15 "warpgroup"; what `wgmma.*` and `setmaxnreg` need).
+    Warpgroup,
     /// The same in every thread of the CTA (what `bar.sync` needs).
     Cta,
 }
 
 impl Level {
-    pub(crate) const ALL: [Level; 2] = [Level::Warp, Level::Cta];
+    pub(crate) const ALL: [Level; 3] = [Level::Warp, Level::Warpgroup, Level::Cta];
     pub(crate) fn index(self) -> usize {
         self as usize
     }
     pub fn name(self) -> &'static str {
         match self {
             Level::Warp => "warp",
+            Level::Warpgroup => "warpgroup",
             Level::Cta => "CTA",
+        }
+    }
+    /// Threads of the aligned group of consecutive threads at this level (CTA: none).
+    pub(crate) fn threads(self) -> Option<u32> {
+        match self {
+            Level::Warp => Some(32),
+            Level::Warpgroup => Some(128),
+            Level::Cta => None,
         }
     }
 }
 
-/// At which levels a source is non-uniform: `[warp, cta]`.
-pub(crate) type Levels = [bool; 2];
-const BOTH: Levels = [true, true];
+/// At which levels a source is non-uniform: `[warp, warpgroup, cta]`.
+pub(crate) type Levels = [bool; 3];
+const ALL_LEVELS: Levels = [true, true, true];
 /// Results that every participating thread of a warp receives identically (vote, redux,
 /// match.all) but that differ between warps.
-const CTA_ONLY: Levels = [false, true];
+const ABOVE_WARP: Levels = [false, true, true];
 
 /// Why a value may differ between threads (the paper's `MayBeNonUnif` edges, made specific
 /// so that a finding can name its origin).
@@ -64,14 +76,14 @@ impl SourceKind {
             // PTX ISA §10: %warpid, %smid and %nsmid-style ids are per warp or per SM; the
             // clocks and lane masks differ per thread or per read.
             SourceKind::Special(s) => match s {
-                SpecialReg::WarpId => CTA_ONLY,
-                _ => BOTH,
+                SpecialReg::WarpId => ABOVE_WARP,
+                _ => ALL_LEVELS,
             },
             SourceKind::Collective(name) => match *name {
-                "vote.sync" | "redux.sync" | "match.all.sync" => CTA_ONLY,
-                _ => BOTH,
+                "vote.sync" | "redux.sync" | "match.all.sync" => ABOVE_WARP,
+                _ => ALL_LEVELS,
             },
-            SourceKind::Load(_) | SourceKind::Atomic | SourceKind::IndirectParam => BOTH,
+            SourceKind::Load(_) | SourceKind::Atomic | SourceKind::IndirectParam => ALL_LEVELS,
         }
     }
 }
@@ -479,9 +491,11 @@ pub(crate) fn effect(inst: &Inst, in_entry: bool) -> Effect {
                 what: "elect.sync",
             });
         }
+        // `.sync.aligned` warpgroup instructions: every thread of the warpgroup executes the
+        // same instruction (PTX ISA `setmaxnreg`, `wgmma.*`).
         Op::Setmaxnreg { .. } => {
             e.requirement = Some(Requirement {
-                level: Level::Warp,
+                level: Level::Warpgroup,
                 what: "setmaxnreg",
             });
         }
@@ -539,13 +553,13 @@ pub(crate) fn effect(inst: &Inst, in_entry: bool) -> Effect {
             e.reads.extend([w.b, w.scale_d]);
             e.origin = source(SourceKind::Collective("wgmma.mma_async"));
             e.requirement = Some(Requirement {
-                level: Level::Warp,
+                level: Level::Warpgroup,
                 what: "wgmma.mma_async",
             });
         }
         Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {
             e.requirement = Some(Requirement {
-                level: Level::Warp,
+                level: Level::Warpgroup,
                 what: "wgmma",
             });
         }

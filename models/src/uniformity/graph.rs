@@ -4,7 +4,8 @@
 //! dependences; and reading the function's summary off the graph for its callers.
 
 use super::effects::{effect, special_is_uniform, Effect, Level, Levels, SourceKind, ValueOrigin};
-use super::flow::{Flow, Reaching};
+use super::flow::{CfDep, Flow, Val, Values};
+use super::groups::{self, Assumption, Blocks};
 use super::{Finding, FindingKind, Need, Source, Step};
 use gpusim_isa::{
     Callee, Dim, FuncKind, Function, Module, Op, Operand, Pc, RegId, SpecialReg, SymbolId,
@@ -13,8 +14,14 @@ use std::collections::{HashMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Node {
-    /// A register definition (index into `Reaching::defs`).
+    /// A register definition (index into `Values::defs`).
     Def(usize),
+    /// A join of register values where control flow merges (index into `Values::joins`): it
+    /// stands for the definitions that reach there, and is skipped in chains.
+    Join(usize),
+    /// `floor(%tid.x / k)`: a source, non-uniform at the levels `groups::quotient_levels`
+    /// gives.
+    Quotient(u32),
     /// The control flow an instruction runs under (the paper's `cf`).
     Cf(Pc),
     /// The instruction's guard predicate.
@@ -39,6 +46,7 @@ struct Graph {
     ids: HashMap<Node, usize>,
     nodes: Vec<Node>,
     succ: Vec<Vec<usize>>,
+    edges: usize,
 }
 
 impl Graph {
@@ -54,23 +62,32 @@ impl Graph {
     fn edge(&mut self, a: Node, b: Node) {
         let (a, b) = (self.id(a), self.id(b));
         self.succ[a].push(b);
+        self.edges += 1;
     }
     fn edges(&mut self, a: Node, bs: &[Node]) {
         for &b in bs {
             self.edge(a, b);
         }
     }
-    /// Nodes reachable from `start` (all of them, tainted or not).
-    fn forward(&self, start: &[Node]) -> Vec<bool> {
+    /// Each node's predecessors.
+    fn preds(&self) -> Vec<Vec<usize>> {
+        let mut pred = vec![Vec::new(); self.nodes.len()];
+        for (a, ss) in self.succ.iter().enumerate() {
+            for &b in ss {
+                pred[b].push(a);
+            }
+        }
+        pred
+    }
+
+    /// The nodes from which `target` is reachable.
+    fn reaching(&self, pred: &[Vec<usize>], target: Node) -> Vec<bool> {
         let mut seen = vec![false; self.nodes.len()];
-        let mut work: Vec<usize> = start
-            .iter()
-            .filter_map(|n| self.ids.get(n).copied())
-            .collect();
+        let mut work: Vec<usize> = self.ids.get(&target).copied().into_iter().collect();
         while let Some(x) = work.pop() {
             if !seen[x] {
                 seen[x] = true;
-                work.extend(self.succ[x].iter().copied());
+                work.extend(pred[x].iter().copied());
             }
         }
         seen
@@ -88,13 +105,13 @@ pub struct Summary {
     pub params: Vec<Option<Need>>,
     /// Per parameter: whether the returned value depends on it (`affectsRet`).
     pub ret_params: Vec<bool>,
-    /// Per level (warp, CTA): why the returned value may be non-uniform by itself
+    /// Per level (warp, warpgroup, CTA): why the returned value may be non-uniform by itself
     /// (`retNonUnif`), as a chain inside the function.
-    pub ret_nonuniform: [Option<Vec<Step>>; 2],
+    pub ret_nonuniform: [Option<Vec<Step>>; 3],
     /// Whether a call may end the thread (`exit`, `trap`).
     pub exits: bool,
     pub exit_params: Vec<bool>,
-    pub exit_nonuniform: [Option<Vec<Step>>; 2],
+    pub exit_nonuniform: [Option<Vec<Step>>; 3],
 }
 
 impl Summary {
@@ -106,10 +123,10 @@ impl Summary {
             call_site: None,
             params: vec![None; f.params.len()],
             ret_params: vec![false; f.params.len()],
-            ret_nonuniform: [None, None],
+            ret_nonuniform: [None, None, None],
             exits: false,
             exit_params: vec![false; f.params.len()],
-            exit_nonuniform: [None, None],
+            exit_nonuniform: [None, None, None],
         }
     }
 
@@ -238,18 +255,37 @@ struct Builder<'a> {
     m: &'a Module,
     f: &'a Function,
     flow: Flow,
-    reach: Reaching,
-    def_at: HashMap<(Pc, RegId), usize>,
+    vals: Values,
+    /// `Some(k)` where a value is exactly `floor(%tid.x / k)` (`groups`), per definition and
+    /// per join.
+    def_quotient: Vec<Option<u32>>,
+    join_quotient: Vec<Option<u32>>,
+    blocks: &'a Blocks,
+    assume_rows: bool,
+    assumptions: Vec<Assumption>,
     g: Graph,
     sources: HashMap<Node, (Levels, Source)>,
     reqs: Vec<Req>,
 }
 
 impl Builder<'_> {
-    fn operand(&self, pc: usize, op: Operand) -> Vec<Node> {
+    fn operand(&mut self, pc: usize, op: Operand) -> Vec<Node> {
         match op {
             Operand::Reg(r) | Operand::NotReg(r) => {
-                self.reach.reaching(pc, r).map(Node::Def).collect()
+                let v = self
+                    .vals
+                    .value(pc, r)
+                    .expect("every register an instruction reads has a value");
+                if let Some(k) = self.quotient(v) {
+                    let g = groups::group_read(&self.f.body[pc], k);
+                    if g >= 2 {
+                        return vec![self.quotient_source(pc, g)];
+                    }
+                }
+                vec![match v {
+                    Val::Def(d) => Node::Def(d),
+                    Val::Join(j) => Node::Join(j),
+                }]
             }
             Operand::Special(s) if !special_is_uniform(s) => vec![Node::Special(s)],
             Operand::Special(_) | Operand::Imm(_) | Operand::Symbol(_) | Operand::Func(_) => {
@@ -258,8 +294,41 @@ impl Builder<'_> {
         }
     }
 
+    fn quotient(&self, v: Val) -> Option<u32> {
+        match v {
+            Val::Def(d) => self.def_quotient[d],
+            Val::Join(j) => self.join_quotient[j],
+        }
+    }
+
+    /// The source node of `floor(%tid.x / k)` read at `pc`, with its levels.
+    fn quotient_source(&mut self, pc: usize, k: u32) -> Node {
+        let (levels, assumed) = groups::quotient_levels(k, self.blocks, self.assume_rows);
+        if let Some(level) = assumed {
+            let line = self.f.body[pc].span.line;
+            match self
+                .assumptions
+                .iter_mut()
+                .find(|a| a.k == k && a.level == level)
+            {
+                Some(a) if a.lines.contains(&line) => {}
+                Some(a) => a.lines.push(line),
+                None => self.assumptions.push(Assumption {
+                    file: self.m.file.clone(),
+                    function: self.f.name.clone(),
+                    k,
+                    level,
+                    lines: vec![line],
+                }),
+            }
+        }
+        let n = Node::Quotient(k);
+        self.add_source(n, levels, Source::Quotient { k });
+        n
+    }
+
     /// A call argument: a `.param` variable's contents or a register.
-    fn argument(&self, pc: usize, op: Operand) -> Vec<Node> {
+    fn argument(&mut self, pc: usize, op: Operand) -> Vec<Node> {
         match op {
             Operand::Symbol(s) => vec![Node::Var(s)],
             other => self.operand(pc, other),
@@ -268,15 +337,21 @@ impl Builder<'_> {
 
     fn add_source(&mut self, n: Node, levels: Levels, s: Source) {
         let e = self.sources.entry(n).or_insert((levels, s));
-        e.0 = [e.0[0] || levels[0], e.0[1] || levels[1]];
+        for (a, b) in e.0.iter_mut().zip(levels) {
+            *a |= b;
+        }
     }
 
     fn instruction(&mut self, pc: usize, e: &Effect, summaries: &[Summary]) {
         let f = self.f;
         let inst = &f.body[pc];
         let p = pc as Pc;
-        for &x in &self.flow.controllers[pc].clone() {
-            self.g.edge(Node::Cf(p), Node::Decision(x));
+        for k in 0..self.flow.deps[pc].len() {
+            let to = match self.flow.deps[pc][k] {
+                CfDep::Decision(x) => Node::Decision(x),
+                CfDep::Cf(z) => Node::Cf(z),
+            };
+            self.g.edge(Node::Cf(p), to);
         }
         let mut ctl = vec![Node::Cf(p)];
         if let Some(gd) = inst.guard {
@@ -291,9 +366,13 @@ impl Builder<'_> {
                 self.g.edges(Node::Decision(p), &idx);
             }
         }
-        let reads: Vec<Node> = e.reads.iter().flat_map(|&o| self.operand(pc, o)).collect();
+        let mut reads: Vec<Node> = Vec::new();
+        for &o in &e.reads {
+            let nodes = self.operand(pc, o);
+            reads.extend(nodes);
+        }
         for &r in &e.writes {
-            let d = Node::Def(self.def_at[&(p, r)]);
+            let d = Node::Def(self.vals.def_at[&(p, r)]);
             self.g.edges(d, &ctl);
             match &e.origin {
                 None => self.g.edges(d, &reads),
@@ -325,7 +404,8 @@ impl Builder<'_> {
         if let Some(rq) = &e.requirement {
             let mut start = ctl.clone();
             for &o in &e.required_operands {
-                start.extend(self.operand(pc, o));
+                let nodes = self.operand(pc, o);
+                start.extend(nodes);
             }
             let kind = if rq.what.starts_with("bar") && rq.what != "bar.warp.sync" {
                 FindingKind::Barrier(rq.what)
@@ -376,7 +456,7 @@ impl Builder<'_> {
         let cands = candidates(m, callee);
         for &c in &cands {
             let sm = &summaries[c];
-            let args_of = |b: &Builder, i: usize| -> Vec<Node> {
+            let args_of = |b: &mut Builder, i: usize| -> Vec<Node> {
                 args.get(i).map_or(vec![], |&a| b.argument(pc, a))
             };
             if !sm.has_body {
@@ -384,7 +464,7 @@ impl Builder<'_> {
                     callee: sm.name.clone(),
                     span,
                 };
-                self.add_source(Node::Src(p, 1), [true, true], src);
+                self.add_source(Node::Src(p, 1), [true; 3], src);
                 self.g.edge(ret, Node::Src(p, 1));
                 continue;
             }
@@ -392,14 +472,8 @@ impl Builder<'_> {
                 let a = args_of(self, i);
                 self.g.edges(ret, &a);
             }
-            let levels = [
-                sm.ret_nonuniform[0].is_some(),
-                sm.ret_nonuniform[1].is_some(),
-            ];
-            if let Some(chain) = sm.ret_nonuniform[1]
-                .as_ref()
-                .or(sm.ret_nonuniform[0].as_ref())
-            {
+            let levels = sm.ret_nonuniform.each_ref().map(Option::is_some);
+            if let Some(chain) = sm.ret_nonuniform.iter().rev().flatten().next() {
                 let src = Source::Callee {
                     callee: sm.name.clone(),
                     span,
@@ -417,14 +491,8 @@ impl Builder<'_> {
                     let a = args_of(self, i);
                     self.g.edges(dec, &a);
                 }
-                let levels = [
-                    sm.exit_nonuniform[0].is_some(),
-                    sm.exit_nonuniform[1].is_some(),
-                ];
-                if let Some(chain) = sm.exit_nonuniform[1]
-                    .as_ref()
-                    .or(sm.exit_nonuniform[0].as_ref())
-                {
+                let levels = sm.exit_nonuniform.each_ref().map(Option::is_some);
+                if let Some(chain) = sm.exit_nonuniform.iter().rev().flatten().next() {
                     let src = Source::Callee {
                         callee: sm.name.clone(),
                         span,
@@ -466,35 +534,49 @@ impl Builder<'_> {
         }
         if cands.is_empty() {
             let src = Source::Opaque { callee: name, span };
-            self.add_source(Node::Src(p, 1), [true, true], src);
+            self.add_source(Node::Src(p, 1), [true; 3], src);
             self.g.edge(ret, Node::Src(p, 1));
         }
     }
 
-    /// The nodes that reach a source non-uniform at `level` (reverse search from the sources).
-    fn tainted(&self, level: Level) -> Vec<bool> {
+    /// Each node's distance to the nearest source non-uniform at `level` along the edges (a
+    /// 0-1 search backwards from the sources: entering a join costs nothing, as it only stands
+    /// for the definitions it joins); `u32::MAX` where no source is reachable, i.e. the node
+    /// may be taken as uniform.
+    fn distances(&self, pred: &[Vec<usize>], level: Level) -> Vec<u32> {
         let n = self.g.nodes.len();
-        let mut pred = vec![Vec::new(); n];
-        for (a, ss) in self.g.succ.iter().enumerate() {
-            for &b in ss {
-                pred[b].push(a);
+        let mut dist = vec![u32::MAX; n];
+        let mut q = VecDeque::new();
+        for i in (0..n).filter(|&i| self.is_source(i, level)) {
+            dist[i] = 0;
+            q.push_back(i);
+        }
+        while let Some(b) = q.pop_front() {
+            let cost = self.cost(b);
+            let d = dist[b] + cost;
+            for &a in &pred[b] {
+                if d < dist[a] {
+                    dist[a] = d;
+                    if cost == 0 {
+                        q.push_front(a);
+                    } else {
+                        q.push_back(a);
+                    }
+                }
             }
         }
-        let mut t = vec![false; n];
-        let mut work: Vec<usize> = (0..n).filter(|&i| self.is_source(i, level)).collect();
-        while let Some(x) = work.pop() {
-            if !t[x] {
-                t[x] = true;
-                work.extend(pred[x].iter().copied());
-            }
-        }
-        t
+        dist
+    }
+
+    /// The length a node adds to a chain: joins are transparent.
+    fn cost(&self, i: usize) -> u32 {
+        u32::from(!matches!(self.g.nodes[i], Node::Join(_)))
     }
 
     fn is_source(&self, i: usize, level: Level) -> bool {
         let node = self.g.nodes[i];
         match node {
-            Node::Def(d) => self.reach.defs[d].pc.is_none(),
+            Node::Def(d) => self.vals.defs[d].pc.is_none(),
             Node::Special(s) => SourceKind::Special(s).levels()[level.index()],
             _ => self
                 .sources
@@ -503,37 +585,28 @@ impl Builder<'_> {
         }
     }
 
-    /// The shortest chain from `start` to a source through tainted nodes.
-    fn chain(&self, start: &[Node], level: Level, tainted: &[bool]) -> Option<Vec<Step>> {
-        let mut parent: HashMap<usize, Option<usize>> = HashMap::new();
-        let mut q = VecDeque::new();
-        for n in start {
-            if let Some(&i) = self.g.ids.get(n) {
-                if tainted[i] && !parent.contains_key(&i) {
-                    parent.insert(i, None);
-                    q.push_back(i);
-                }
-            }
+    /// The shortest chain from `start` to a source (`dist` from `distances` at `level`): the
+    /// start nearest to a source, then at each step the first successor one step nearer.
+    fn chain(&self, start: &[Node], level: Level, dist: &[u32]) -> Option<Vec<Step>> {
+        // A start node that is a join stands for its definitions, which all start the search.
+        let eff = |i: usize| dist[i].saturating_sub(1 - self.cost(i));
+        let first = start
+            .iter()
+            .filter_map(|n| self.g.ids.get(n).copied())
+            .filter(|&i| dist[i] != u32::MAX)
+            .min_by_key(|&i| eff(i))?;
+        let mut path = vec![first];
+        let mut x = first;
+        while !self.is_source(x, level) {
+            // dist[x] = min over successors of cost + dist: one of them attains it.
+            let next = self.g.succ[x]
+                .iter()
+                .copied()
+                .find(|&y| dist[y] != u32::MAX && dist[y] + self.cost(y) == dist[x])?;
+            path.push(next);
+            x = next;
         }
-        while let Some(x) = q.pop_front() {
-            if self.is_source(x, level) {
-                let mut path = vec![x];
-                let mut c = x;
-                while let Some(Some(pp)) = parent.get(&c) {
-                    path.push(*pp);
-                    c = *pp;
-                }
-                path.reverse();
-                return Some(self.steps(&path));
-            }
-            for &y in &self.g.succ[x] {
-                if tainted[y] && !parent.contains_key(&y) {
-                    parent.insert(y, Some(x));
-                    q.push_back(y);
-                }
-            }
-        }
-        None
+        Some(self.steps(&path))
     }
 
     fn reg_name(&self, r: RegId) -> String {
@@ -547,7 +620,7 @@ impl Builder<'_> {
         for &i in path {
             let node = self.g.nodes[i];
             match node {
-                Node::Cf(_) | Node::Ret | Node::ExitCond => {}
+                Node::Cf(_) | Node::Join(_) | Node::Ret | Node::ExitCond => {}
                 Node::Guard(_) => {
                     // Only the flagged instruction's own guard reads "is guarded by"; a
                     // decision's guard is the value it branches on.
@@ -585,7 +658,7 @@ impl Builder<'_> {
                     });
                 }
                 Node::Def(d) => {
-                    let def = self.reach.defs[d];
+                    let def = self.vals.defs[d];
                     let reg = self.reg_name(def.reg);
                     out.push(match def.pc {
                         None => Step::Source(Source::Undefined { reg }),
@@ -600,7 +673,7 @@ impl Builder<'_> {
                     });
                 }
                 Node::Special(s) => out.push(Step::Source(Source::Special(special_name(s)))),
-                Node::Src(..) => {
+                Node::Src(..) | Node::Quotient(_) => {
                     if let Some((_, s)) = self.sources.get(&node) {
                         out.push(Step::Source(s.clone()));
                     }
@@ -626,16 +699,191 @@ impl Builder<'_> {
     }
 }
 
+/// The size of what the analysis of one function builds, for complexity checks: every pass
+/// (control dependences, values, the graph, the searches over it) is linear in these.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GraphSize {
+    pub instructions: usize,
+    /// Control dependences (`flow::CfDep`s).
+    pub control: usize,
+    /// Definitions, joins and join inputs.
+    pub values: usize,
+    pub nodes: usize,
+    pub edges: usize,
+}
+
+impl GraphSize {
+    pub fn total(&self) -> usize {
+        self.control + self.values + self.nodes + self.edges
+    }
+}
+
+/// What analysing one function gives.
+pub(crate) struct FunctionAnalysis {
+    pub summary: Summary,
+    pub findings: Vec<Finding>,
+    pub assumptions: Vec<Assumption>,
+    pub size: GraphSize,
+}
+
+/// The registers instruction `inst` (with its effect `e`) reads: its guard, its operands, the
+/// operands a requirement needs uniform, and a call's arguments.
+fn read_regs(inst: &gpusim_isa::Inst, e: &Effect) -> Vec<RegId> {
+    let mut out = Vec::new();
+    let mut add = |o: &Operand| {
+        if let Operand::Reg(r) | Operand::NotReg(r) = o {
+            if !out.contains(r) {
+                out.push(*r);
+            }
+        }
+    };
+    if let Some(g) = inst.guard {
+        add(&Operand::Reg(g.reg));
+    }
+    e.reads
+        .iter()
+        .chain(&e.required_operands)
+        .for_each(&mut add);
+    if let Op::Call { args, callee, .. } = &inst.op {
+        args.iter().for_each(&mut add);
+        if let Callee::Indirect { reg, .. } = callee {
+            add(&Operand::Reg(*reg));
+        }
+    }
+    out
+}
+
+/// Which values are exactly `floor(%tid.x / k)` (`groups::quotient_written`), per definition
+/// and per join: an optimistic fixpoint over the values (unknown until an input is known, as
+/// in sparse conditional constant propagation), so a loop that carries a quotient around
+/// unchanged keeps it. A join is a quotient when all its inputs are the same one; what is still
+/// unknown at the end (a cycle with no quotient entering it) is not one.
+fn quotients(
+    f: &Function,
+    flow: &Flow,
+    vals: &Values,
+    writes: &[Vec<RegId>],
+) -> (Vec<Option<u32>>, Vec<Option<u32>>) {
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Q {
+        Unknown,
+        Exact(u32),
+        Not,
+    }
+    let nd = vals.defs.len();
+    let index = |v: Val| match v {
+        Val::Def(d) => d,
+        Val::Join(j) => nd + j,
+    };
+    let mut q = vec![Q::Unknown; nd + vals.joins.len()];
+    // Undefined registers on entry are no quotient.
+    for (x, def) in q.iter_mut().zip(&vals.defs) {
+        if def.pc.is_none() {
+            *x = Q::Not;
+        }
+    }
+    // Who reads each value: the instruction (its definitions) or a join.
+    #[derive(Clone, Copy)]
+    enum User {
+        Inst(usize),
+        Join(usize),
+    }
+    let mut users: Vec<Vec<User>> = vec![Vec::new(); q.len()];
+    for &pc in &flow.rpo {
+        for (_, v) in vals.uses_at(pc) {
+            users[index(*v)].push(User::Inst(pc));
+        }
+    }
+    for (j, inputs) in vals.joins.iter().enumerate() {
+        for &v in inputs {
+            users[index(v)].push(User::Join(j));
+        }
+    }
+    let mut work: Vec<User> = flow.rpo.iter().map(|&pc| User::Inst(pc)).collect();
+    work.reverse();
+    work.extend((0..vals.joins.len()).map(User::Join));
+    while let Some(u) = work.pop() {
+        let (targets, new): (Vec<usize>, Q) = match u {
+            User::Inst(pc) => {
+                let inst = &f.body[pc];
+                let mut unknown = false;
+                let mut of = |o: &Operand| match o {
+                    Operand::Reg(r) => match q[index(vals.value(pc, *r)?)] {
+                        Q::Exact(k) => Some(k),
+                        Q::Unknown => {
+                            unknown = true;
+                            None
+                        }
+                        Q::Not => None,
+                    },
+                    _ => None,
+                };
+                let k = groups::quotient_written(inst, &mut of);
+                let new = match (k, unknown) {
+                    (Some(k), _) => Q::Exact(k),
+                    (None, true) => Q::Unknown,
+                    (None, false) => Q::Not,
+                };
+                let t = writes[pc]
+                    .iter()
+                    .map(|r| vals.def_at[&(pc as Pc, *r)])
+                    .collect();
+                (t, new)
+            }
+            User::Join(j) => {
+                let mut acc = Q::Unknown;
+                for &v in &vals.joins[j] {
+                    acc = match (acc, q[index(v)]) {
+                        (a, Q::Unknown) => a,
+                        (Q::Unknown, b) => b,
+                        (Q::Exact(a), Q::Exact(b)) if a == b => Q::Exact(a),
+                        _ => Q::Not,
+                    };
+                }
+                (vec![nd + j], acc)
+            }
+        };
+        for t in targets {
+            // Values only fall: unknown → a quotient → not one.
+            let merged = match (q[t], new) {
+                (Q::Not, _) | (_, Q::Not) => Q::Not,
+                (Q::Exact(a), Q::Exact(b)) if a != b => Q::Not,
+                (Q::Exact(a), _) => Q::Exact(a),
+                (Q::Unknown, b) => b,
+            };
+            if merged != q[t] {
+                q[t] = merged;
+                work.extend(users[t].iter().copied());
+            }
+        }
+    }
+    let known = |x: &Q| match x {
+        Q::Exact(k) => Some(*k),
+        _ => None,
+    };
+    (
+        q[..nd].iter().map(known).collect(),
+        q[nd..].iter().map(known).collect(),
+    )
+}
+
 /// Analyse function `fi` with the current summaries of its callees.
 pub(crate) fn analyze_function(
     m: &Module,
     fi: usize,
     summaries: &[Summary],
-) -> (Summary, Vec<Finding>) {
+    blocks: &Blocks,
+    assume_rows: bool,
+) -> FunctionAnalysis {
     let f = &m.functions[fi];
     let mut summary = Summary::initial(f);
     if f.body.is_empty() {
-        return (summary, Vec::new());
+        return FunctionAnalysis {
+            summary,
+            findings: Vec::new(),
+            assumptions: Vec::new(),
+            size: GraphSize::default(),
+        };
     }
     let in_entry = f.kind == FuncKind::Entry;
     let effects: Vec<Effect> = f.body.iter().map(|i| effect(i, in_entry)).collect();
@@ -645,19 +893,24 @@ pub(crate) fn analyze_function(
     };
     let flow = Flow::build(f, may_exit);
     let writes: Vec<Vec<RegId>> = effects.iter().map(|e| e.writes.clone()).collect();
-    let reach = Reaching::compute(f, &flow, &writes);
-    let def_at = reach
-        .defs
+    let reads: Vec<Vec<RegId>> = f
+        .body
         .iter()
-        .enumerate()
-        .filter_map(|(i, d)| d.pc.map(|pc| ((pc, d.reg), i)))
+        .zip(&effects)
+        .map(|(i, e)| read_regs(i, e))
         .collect();
+    let vals = Values::compute(f, &flow, &writes, &reads);
+    let (def_quotient, join_quotient) = quotients(f, &flow, &vals, &writes);
     let mut b = Builder {
         m,
         f,
         flow,
-        reach,
-        def_at,
+        vals,
+        def_quotient,
+        join_quotient,
+        blocks,
+        assume_rows,
+        assumptions: Vec::new(),
         g: Graph::default(),
         sources: HashMap::new(),
         reqs: Vec::new(),
@@ -671,11 +924,21 @@ pub(crate) fn analyze_function(
     for r in &f.rets {
         b.g.edge(Node::Ret, Node::Var(r.symbol));
     }
-    let tainted = [b.tainted(Level::Warp), b.tainted(Level::Cta)];
+    for j in 0..b.vals.joins.len() {
+        for k in 0..b.vals.joins[j].len() {
+            let to = match b.vals.joins[j][k] {
+                Val::Def(d) => Node::Def(d),
+                Val::Join(i) => Node::Join(i),
+            };
+            b.g.edge(Node::Join(j), to);
+        }
+    }
+    let pred = b.g.preds();
+    let dist = Level::ALL.map(|l| b.distances(&pred, l));
 
     let mut findings = Vec::new();
     for r in &b.reqs {
-        if let Some(chain) = b.chain(&r.start, r.level, &tainted[r.level.index()]) {
+        if let Some(chain) = b.chain(&r.start, r.level, &dist[r.level.index()]) {
             findings.push(Finding {
                 file: m.file.clone(),
                 function: f.name.clone(),
@@ -688,13 +951,21 @@ pub(crate) fn analyze_function(
     }
 
     // Summary (§4.5), read off the graph. Kernels cannot be called, so only device functions
-    // need the reachability searches.
+    // need the reachability searches: one backward search per parameter.
     if f.kind == FuncKind::Func {
         let param_nodes: Vec<Node> = f.params.iter().map(|p| Node::Var(p.symbol)).collect();
-        let reaches = |seen: &[bool]| -> Vec<bool> {
-            param_nodes
+        let reach_param: Vec<Vec<bool>> = param_nodes
+            .iter()
+            .map(|&n| b.g.reaching(&pred, n))
+            .collect();
+        let hits = |start: &[Node]| -> Vec<bool> {
+            reach_param
                 .iter()
-                .map(|n| b.g.ids.get(n).is_some_and(|&i| seen[i]))
+                .map(|seen| {
+                    start
+                        .iter()
+                        .any(|n| b.g.ids.get(n).is_some_and(|&i| seen[i]))
+                })
                 .collect()
         };
         for r in &b.reqs {
@@ -703,19 +974,31 @@ pub(crate) fn analyze_function(
             } else if summary.call_site.as_ref().is_none_or(|n| n.level < r.level) {
                 summary.call_site = Some(r.need.clone());
             }
-            for (i, hit) in reaches(&b.g.forward(&r.start)).into_iter().enumerate() {
+            for (i, hit) in hits(&r.start).into_iter().enumerate() {
                 let slot = &mut summary.params[i];
                 if hit && slot.as_ref().is_none_or(|n| n.level < r.level) {
                     *slot = Some(r.need.clone());
                 }
             }
         }
-        summary.ret_params = reaches(&b.g.forward(&[Node::Ret]));
-        summary.exit_params = reaches(&b.g.forward(&[Node::ExitCond]));
+        summary.ret_params = hits(&[Node::Ret]);
+        summary.exit_params = hits(&[Node::ExitCond]);
         for l in Level::ALL {
-            summary.ret_nonuniform[l.index()] = b.chain(&[Node::Ret], l, &tainted[l.index()]);
-            summary.exit_nonuniform[l.index()] = b.chain(&[Node::ExitCond], l, &tainted[l.index()]);
+            summary.ret_nonuniform[l.index()] = b.chain(&[Node::Ret], l, &dist[l.index()]);
+            summary.exit_nonuniform[l.index()] = b.chain(&[Node::ExitCond], l, &dist[l.index()]);
         }
     }
-    (summary, findings)
+    let size = GraphSize {
+        instructions: f.body.len(),
+        control: b.flow.deps.iter().map(Vec::len).sum(),
+        values: b.vals.size(),
+        nodes: b.g.nodes.len(),
+        edges: b.g.edges,
+    };
+    FunctionAnalysis {
+        summary,
+        findings,
+        assumptions: b.assumptions,
+        size,
+    }
 }

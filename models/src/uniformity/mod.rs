@@ -16,10 +16,12 @@
 //!   `vote` (all/any/uni/ballot), `redux` and `match.all` give every participating lane of a warp
 //!   the same result, so they are warp-uniform but may differ between warps; `%warpid` likewise.
 //!   `bar.red` results are CTA-uniform.
-//! - **Two levels.** `bar.sync`, `barrier.sync`, `bar.red` and `bar.arrive` without a thread
-//!   count need CTA-uniform control flow; with a count (whole warps take part) and the warp
-//!   collectives (`shfl.sync`, `vote.sync`, `match.sync`, `redux.sync`, `bar.warp.sync`,
-//!   `mma.sync`) need warp-uniform control flow. A barrier's id and count must be uniform too.
+//! - **Three levels.** `bar.sync`, `barrier.sync`, `bar.red` and `bar.arrive` without a thread
+//!   count need CTA-uniform control flow; the warpgroup instructions (`wgmma.*`, `setmaxnreg`,
+//!   `.sync.aligned` over four warps) warpgroup-uniform control flow; with a count (whole warps
+//!   take part) and the warp collectives (`shfl.sync`, `vote.sync`, `match.sync`, `redux.sync`,
+//!   `bar.warp.sync`, `mma.sync`) warp-uniform control flow. A barrier's id and count must be
+//!   uniform too.
 //! - **Control flow (`cf`, §4.4 `if`/`loop`).** A decision (a guarded `bra`, `brx.idx`, a guarded
 //!   `ret`/`exit`, a call into a function that may `exit`) controls the instructions between it
 //!   and its immediate post-dominator. Everything written there depends on the decision (the
@@ -40,7 +42,12 @@
 //! - **Deliberate choices.** `bra.uni` is the compiler's claim, not evidence: it is checked
 //!   like any branch. Registers follow reaching definitions, but a `.param` variable is one
 //!   node for all its stores (flow-insensitive, hence conservative). Like the paper, the
-//!   analysis is value-insensitive: `%tid.x >> 5` is as non-uniform within a warp as `%tid.x`.
+//!   analysis is value-insensitive, with one exception for warp-specialised code: a value that
+//!   is exactly `floor(%tid.x / k)` is the same in aligned groups of threads (`groups`: a
+//!   warpgroup for `k = 128`, given the block's shape or the assumption it states).
+//! - **Scale.** Control dependences instead of materialised regions, and values joined where
+//!   paths merge instead of reaching-definition bitsets (`flow`): near-linear in the size of a
+//!   function (`GraphSize`).
 //!
 //! Where the CFG cannot follow the paper: TinyWGSL's barrier divergence follows SPIR-V's
 //! "same dynamic instance" rule, under which threads that take different `continue`s diverge
@@ -51,12 +58,14 @@
 pub(crate) mod effects;
 mod flow;
 mod graph;
+mod groups;
 
 use gpusim_isa::{Module, Span};
 use std::fmt;
 
 pub use effects::Level;
-pub use graph::Summary;
+pub use graph::{GraphSize, Summary};
+pub use groups::{Assumption, Blocks, TID_X_LIMIT};
 
 /// One step in the chain of dependences from a flagged instruction to a source of
 /// non-uniformity.
@@ -129,6 +138,11 @@ pub enum Source {
         callee: String,
         span: Span,
     },
+    /// `floor(%tid.x / k)`, the same within aligned groups of `k` threads but not across
+    /// them (`groups`).
+    Quotient {
+        k: u32,
+    },
 }
 
 /// The instruction inside a callee that needs uniform control flow (for call-site findings).
@@ -174,11 +188,21 @@ pub struct FunctionResult {
     pub name: String,
     pub findings: Vec<Finding>,
     pub summary: Summary,
+    /// Quotients of `%tid.x` taken as uniform by assuming aligned rows (unknown block shape).
+    pub assumptions: Vec<Assumption>,
+    /// The size of its uniformity graph.
+    pub size: GraphSize,
 }
 
-/// Analyse every function of `module`, in module order.
+/// Analyse every function of `module`, in module order, for launches of unknown block shape.
 pub fn analyze_functions(module: &Module) -> Vec<FunctionResult> {
+    analyze_functions_for(module, &Blocks::default())
+}
+
+/// Analyse every function of `module`, in module order, for launches with `blocks`.
+pub fn analyze_functions_for(module: &Module, blocks: &Blocks) -> Vec<FunctionResult> {
     let n = module.functions.len();
+    let assume_rows = !groups::multi_dimensional(module);
     let mut summaries: Vec<Summary> = module.functions.iter().map(Summary::initial).collect();
     // Summaries only grow (more requirements, more dependences), so this reaches a fixpoint;
     // in a module without recursion the callee-first order needs two rounds at most.
@@ -188,15 +212,17 @@ pub fn analyze_functions(module: &Module) -> Vec<FunctionResult> {
         let mut changed = false;
         for &fi in &order {
             let f = &module.functions[fi];
-            let (summary, findings) = graph::analyze_function(module, fi, &summaries);
-            if !summary.same_shape(&summaries[fi]) {
+            let a = graph::analyze_function(module, fi, &summaries, blocks, assume_rows);
+            if !a.summary.same_shape(&summaries[fi]) {
                 changed = true;
             }
-            summaries[fi] = summary.clone();
+            summaries[fi] = a.summary.clone();
             results[fi] = Some(FunctionResult {
                 name: f.name.clone(),
-                findings,
-                summary,
+                findings: a.findings,
+                summary: a.summary,
+                assumptions: a.assumptions,
+                size: a.size,
             });
         }
         if !changed {
@@ -208,7 +234,12 @@ pub fn analyze_functions(module: &Module) -> Vec<FunctionResult> {
 
 /// Every finding of `module`: kernels and device functions, in module order.
 pub fn analyze(module: &Module) -> Vec<Finding> {
-    analyze_functions(module)
+    analyze_for(module, &Blocks::default())
+}
+
+/// Every finding of `module` for launches with `blocks`.
+pub fn analyze_for(module: &Module, blocks: &Blocks) -> Vec<Finding> {
+    analyze_functions_for(module, blocks)
         .into_iter()
         .flat_map(|r| r.findings)
         .collect()
@@ -286,6 +317,7 @@ impl Source {
                     loc(file, *span)
                 )
             }
+            Source::Quotient { k } => format!("%tid.x / {k}"),
         }
     }
 }

@@ -55,6 +55,9 @@ pub(super) fn check_launches(
         }
     }
     if found.is_empty() {
+        if events > 0 {
+            report.compared();
+        }
         report.note(format!(
             "async sync: {events} events in {} launch(es) checked (Exo-GPU abstract machine, rules a–d): no violation",
             launches.len()

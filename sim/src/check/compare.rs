@@ -37,8 +37,13 @@ pub fn runs_against_references(
         }
     }
     // The lock-step semantics is the reference the paper proves equal to interleaving on
-    // race-free kernels; use it, falling back to interleaving's verdict for what it reports.
-    match (&refs.lockstep, &refs.interleaving) {
+    // race-free kernels; use it, falling back to interleaving's verdict where lock-step has
+    // none (a kernel outside it, or past its step bound).
+    let judging = match (&refs.lockstep, &refs.interleaving) {
+        (RefResult::Verdict { verdict, .. }, i) if !judges(verdict) => i,
+        (l, _) => l,
+    };
+    match (&refs.lockstep, judging) {
         (RefResult::Memory(want), _) | (_, RefResult::Memory(want)) => {
             for (knobs, o) in outcomes {
                 match o {
@@ -62,13 +67,16 @@ pub fn runs_against_references(
                     }
                 }
             }
+            report.compared();
             report.note(format!(
                 "final memory: all {} run(s) equal the semantics' final buffers",
                 outcomes.len()
             ));
         }
-        (RefResult::Verdict { verdict, launch }, _) => match verdict {
+        (_, RefResult::Verdict { verdict, launch }) => match verdict {
             Verdict::BarrierDivergence(_) => {
+                // Every branch below judges the runs against the semantics' divergence.
+                report.compared();
                 for (knobs, o) in outcomes {
                     let ok = matches!(o, Outcome::Fault(k, _) if DIVERGENCE_FAULTS.contains(&k.as_str()));
                     if !ok && arrivals.exited && only_exits {
@@ -96,7 +104,7 @@ pub fn runs_against_references(
                     outcomes.len()
                 ));
             }
-            Verdict::DataRace(_) => report.note(format!(
+            Verdict::DataRace(_) => report.note_compared(format!(
                 "data race in launch {launch}: final memory not compared (the simulator does not detect races; its runs: {})",
                 distinct(outcomes)
             )),
@@ -115,6 +123,12 @@ pub fn runs_against_references(
             }
         },
     }
+}
+
+/// Whether a verdict judges the kernel (a race or a divergence), rather than saying that the
+/// semantics could not run it.
+fn judges(v: &Verdict) -> bool {
+    matches!(v, Verdict::DataRace(_) | Verdict::BarrierDivergence(_))
 }
 
 /// Whether the interleaving semantics' divergence is one barrier reached by some threads while
@@ -185,11 +199,12 @@ fn distinct(outcomes: &[(String, Outcome)]) -> String {
 /// non-uniform control flow) must not diverge at a barrier in any run.
 pub fn lint_against_runs(
     module: &Module,
+    lm: &crate::launch::LoadedManifest,
     outcomes: &[(String, Outcome)],
     report: &mut CheckReport,
 ) {
-    use gpusim_models::uniformity::analyze;
-    let findings = analyze(module);
+    use gpusim_models::uniformity::analyze_for;
+    let findings = analyze_for(module, &launch_blocks(lm));
     // The simulator's barrier-divergence fault covers CTA barriers and warp collectives, so
     // every finding counts (calls and arguments carry their callees' requirements).
     let barriers = findings.len();
@@ -289,6 +304,9 @@ pub fn token_stacks(
         }
         warps += want_launch.len();
     }
+    if steps > 0 {
+        report.compared();
+    }
     report.note(format!(
         "token stack: {steps} warp steps of {warps} warp(s) equal to the formal model's, state by state"
     ));
@@ -331,4 +349,12 @@ fn uses_atomic_results(module: &Module) -> bool {
             .iter()
             .any(|i| matches!(i.op, gpusim_isa::Op::Atom { d: Some(_), .. }))
     })
+}
+
+/// The block shapes the manifest launches with: the uniformity analysis decides warp and
+/// warpgroup uniformity of `%tid.x` quotients exactly for them.
+pub fn launch_blocks(lm: &crate::launch::LoadedManifest) -> gpusim_models::uniformity::Blocks {
+    gpusim_models::uniformity::Blocks::known(
+        lm.manifest.launches.iter().map(|l| l.block.0).collect(),
+    )
 }

@@ -243,10 +243,16 @@ fn judge(dir: &Path, case: &gen::Case, runs: u32) -> Verdicts {
         Ok((detected, flagged, broken)) => {
             v.detected = detected;
             v.uniformity_flagged = flagged;
+            let inconclusive = v
+                .check
+                .inconclusive
+                .as_ref()
+                .map(|w| format!("inconclusive: {w}"));
             v.failure = v
                 .check
                 .disagreement
                 .clone()
+                .or(inconclusive)
                 .map(Failure::Check)
                 .or(broken.map(Failure::Claim));
         }
@@ -265,7 +271,8 @@ fn claims(manifest: &Path, kind: Kind) -> Result<(bool, bool, Option<String>), S
         gpusim_isa::parse_module(&kernel.display().to_string(), &src).map_err(|e| e.to_string())?;
     let mut scratch = CheckReport::default();
     let refs = run_references(&module, &lm, &mut scratch).map_err(|e| e.to_string())?;
-    let flagged = !gpusim_models::uniformity::analyze(&module).is_empty();
+    let blocks = super::compare::launch_blocks(&lm);
+    let flagged = !gpusim_models::uniformity::analyze_for(&module, &blocks).is_empty();
     let judged = [
         ("lock-step", &refs.lockstep),
         ("interleaving", &refs.interleaving),

@@ -148,6 +148,9 @@ pub fn judge(
             }
         }
     }
+    if judged > 0 {
+        report.compared();
+    }
     let distinct: Vec<simt_step::Outcome> = observed.iter().map(|(o, _)| o.clone()).collect();
     // The enumeration is deterministic and `sets` above succeeded with the same default
     // bounds, so the same computation cannot fail now.

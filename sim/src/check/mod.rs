@@ -2,10 +2,12 @@
 //! (`gpusim-models`, which share no code with it).
 //!
 //! What one check does:
-//! 1. runs the simulator `runs` times under randomised knobs — the first run as configured,
-//!    the others with the seeded random scheduler and jittered L2, DRAM and interconnect
-//!    latencies (`knobs`) — and, for a race-free kernel, requires every run to end in the same
-//!    final memory (or the same fault);
+//! 1. runs the simulator `runs` times (at least one) under randomised knobs — the first run as
+//!    configured, the others with the seeded random scheduler and jittered L2, DRAM and
+//!    interconnect latencies (`knobs`) — holds run 0 under the manifest's own policy to the
+//!    manifest's `checks:` and `expect_fault` (the other runs' results against them are
+//!    reported), and, for a race-free kernel, requires every run to end in the same final
+//!    memory (or the same fault);
 //! 2. runs the lock-step and the interleaving semantics (`models::lockstep`) on the same
 //!    launches and buffers: for a race-free, divergence-free kernel the final buffers must
 //!    equal the simulator's; a barrier divergence the models find must be a fault in the
@@ -28,7 +30,9 @@
 //!
 //! A model that does not support the kernel (an instruction outside its subset) is reported
 //! and skipped, never counted as agreement. The first disagreement is the verdict (exit 1),
-//! with the run, the step and the expected and observed values.
+//! with the run, the step and the expected and observed values. A check in which no
+//! comparison reached a verdict (every run faulted, no model could judge the kernel) is
+//! inconclusive (`CheckReport::inconclusive`, exit 1), not agreement.
 
 mod async_sync;
 mod compare;
@@ -57,8 +61,14 @@ pub struct CheckOptions {
 pub struct CheckReport {
     pub lines: Vec<String>,
     pub disagreement: Option<String>,
+    /// Nothing disagreed, but nothing was compared either (every simulator run faulted and no
+    /// reference could judge the kernel, ...): why. Not agreement (`gpusim check` exits 1).
+    pub inconclusive: Option<String>,
     /// For a litmus manifest: the outcomes observed and the strongest consistent variant.
     pub litmus: Option<litmus::LitmusVerdict>,
+    /// Comparisons that reached a verdict (a reference's final memory or divergence against
+    /// the runs, the manifest's checks, token-stack steps, litmus outcomes, async events).
+    evidence: u32,
 }
 
 impl CheckReport {
@@ -69,6 +79,34 @@ impl CheckReport {
     fn fail(&mut self, why: String) {
         if self.disagreement.is_none() {
             self.disagreement = Some(why);
+        }
+    }
+
+    /// A comparison reached a verdict (agreeing or not).
+    fn compared(&mut self) {
+        self.evidence += 1;
+    }
+
+    /// A line that records a verdict reached.
+    fn note_compared(&mut self, line: String) {
+        self.compared();
+        self.note(line);
+    }
+
+    /// Everything agreed and something was compared.
+    pub fn agrees(&self) -> bool {
+        self.disagreement.is_none() && self.inconclusive.is_none()
+    }
+
+    /// No disagreement, but no comparison reached a verdict: that is not agreement.
+    fn settle(&mut self) {
+        if self.disagreement.is_none() && self.evidence == 0 {
+            self.inconclusive = Some(
+                "nothing was compared: no simulator run completed or met the manifest's \
+                 expectations, and no reference model could judge the kernel (see the lines \
+                 above)"
+                    .into(),
+            );
         }
     }
 }
@@ -113,6 +151,14 @@ impl Outcome {
 /// Check `manifest`. Input errors (manifest, config, PTX) are `Err`; everything else is in the
 /// report.
 pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError> {
+    if o.runs == 0 {
+        return Err(crate::launch::ManifestError {
+            file: "gpusim check".into(),
+            path: "--runs".into(),
+            message: "0: at least one simulator run is needed (runs >= 1)".into(),
+        }
+        .into());
+    }
     let lm = LoadedManifest::load(manifest)?;
     let kernel_path = lm.resolve(&lm.manifest.kernel);
     let src = std::fs::read_to_string(&kernel_path).map_err(|e| crate::launch::ManifestError {
@@ -130,10 +176,11 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         &o.sets,
     )?
     .for_module(&module)?;
+    let configured_policy = base.sm.reconvergence.name().to_string();
     let policy = o
         .policy
         .clone()
-        .unwrap_or_else(|| base.sm.reconvergence.name().to_string());
+        .unwrap_or_else(|| configured_policy.clone());
     let binding = lm.litmus()?;
     let mut outcomes = Vec::new();
     // The SIMT-Step variant each run's machine claims (litmus manifests only).
@@ -142,8 +189,10 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     let mut traces = Vec::new();
     let uses_async = gpusim_models::async_sync::Interest::new(&module).uses_async();
     let mut async_events = Vec::new();
-    let shown = crate::progress::Counter::new("check", "simulator runs", o.runs.max(1) as u64);
-    for i in 0..o.runs.max(1) {
+    // Per run: whether the manifest's expectations held (None: nothing to verify).
+    let mut expectations: Vec<Option<bool>> = Vec::new();
+    let shown = crate::progress::Counter::new("check", "simulator runs", o.runs as u64);
+    for i in 0..o.runs {
         let (sets, knobs) = match binding {
             Some(_) => knobs::for_litmus_run(&base, &o.sets, &policy, o.seed, i),
             None => knobs::for_run(&base, &o.sets, &policy, o.seed, i),
@@ -171,6 +220,13 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             Ok(out) => std::mem::take(&mut out.events),
             Err(_) => Vec::new(),
         });
+        // The manifest's expectations describe its own machine: run 0 under the configured
+        // policy is `gpusim run` with the same options, and decides. The knobs of the other
+        // runs, or another `--policy`, change what order-observing kernels may output (the
+        // semantics judge those runs), so there a failure is reported, not counted.
+        let decisive = i == 0 && policy == configured_policy;
+        let held = manifest_expectations(&lm, &knobs, &r, decisive, &mut report);
+        expectations.push(held);
         outcomes.push((knobs, Outcome::of(r)?));
         shown.set(i as u64 + 1);
     }
@@ -179,6 +235,20 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         outcomes.len(),
         summarise(&outcomes)
     ));
+    let verified: Vec<bool> = expectations.iter().flatten().copied().collect();
+    if !lm.manifest.checks.is_empty() || lm.manifest.expect_fault.is_some() {
+        let held = verified.iter().filter(|&&h| h).count();
+        report.note(if verified.is_empty() {
+            "manifest checks: not verified: no run completed".to_string()
+        } else if held == verified.len() {
+            format!("manifest checks: met in all {held} run(s)")
+        } else {
+            format!(
+                "manifest checks: met in {held} of {} run(s)",
+                verified.len()
+            )
+        });
+    }
 
     if let Some(b) = &binding {
         if litmus::warps_fit(&b.test, base.sm.warp_size) {
@@ -226,7 +296,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             }
         )
     });
-    compare::lint_against_runs(&module, &outcomes, &mut report);
+    compare::lint_against_runs(&module, &lm, &outcomes, &mut report);
     if policy == "token-stack" && async_sync::has_tensor_maps(&lm) {
         report.note(
             "token stack: not compared: the reference model cannot lay out tensor-map arguments"
@@ -262,6 +332,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             Err(e) => return Err(e),
         }
     }
+    report.settle();
     Ok(report)
 }
 
@@ -277,6 +348,65 @@ fn clustered(module: &gpusim_isa::Module, lm: &LoadedManifest) -> bool {
             .or(required)
             .is_some_and(|c| c.iter().product::<u32>() > 1)
     })
+}
+
+/// The manifest's own expectations on one run: its `checks:` must pass, and a fault it
+/// expects (`expect_fault`) must be the one that happened (`gpusim run` exits 1 otherwise).
+/// A failure on a `decisive` run is a disagreement; on another it is reported.
+fn manifest_expectations(
+    lm: &LoadedManifest,
+    knobs: &str,
+    r: &Result<RunOutput, RunError>,
+    decisive: bool,
+    report: &mut CheckReport,
+) -> Option<bool> {
+    let m = &lm.manifest;
+    let failed = match r {
+        Ok(out) if !out.failures.is_empty() => {
+            let what: Vec<String> = out.failures.iter().map(describe_failure).collect();
+            format!("the manifest's checks fail: {}", what.join("; "))
+        }
+        Ok(_) => {
+            if m.checks.is_empty() && m.expect_fault.is_none() {
+                return None;
+            }
+            report.compared();
+            return Some(true);
+        }
+        Err(RunError::Fault(f)) => match m.expect_fault {
+            Some(want) => format!(
+                "the manifest expects a {} fault, the run faulted with {}: {f}",
+                want.name(),
+                f.kind.name()
+            ),
+            None => return None,
+        },
+        Err(_) => return None,
+    };
+    if decisive {
+        report.fail(format!("{knobs}: {failed}"));
+    } else {
+        report.note(format!(
+            "{knobs}: {failed} (not counted: the manifest's expectations describe its own \
+             configuration, run 0 under its policy; this run's knobs or policy differ)"
+        ));
+    }
+    Some(false)
+}
+
+/// One failed check as `gpusim run` reports it, on one line.
+fn describe_failure(f: &crate::launch::CheckFailure) -> String {
+    let first: Vec<String> = f
+        .first
+        .iter()
+        .map(|(i, got, exp)| format!("[{i}] got {got}, expected {exp}"))
+        .collect();
+    format!(
+        "{} ({} mismatches: {})",
+        f.buffer,
+        f.mismatches,
+        first.join(", ")
+    )
 }
 
 /// The manifest's own `set:` overrides, in the form `load_config` takes.

@@ -19,6 +19,21 @@ pub struct Barrier {
     pub any: bool,
     /// Waiting warps (SM warp slot) and, for `bar.red`, the destination and lanes to write.
     pub waiters: Vec<(usize, Option<(RegId, Mask)>)>,
+    /// Under independent thread scheduling, the instruction the first threads wait at, for a
+    /// barrier every thread of the CTA takes part in (no thread count).
+    pub waited_at: Option<Site>,
+}
+
+/// The instruction a barrier arrival executes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Site {
+    pub func: u32,
+    pub pc: u32,
+    /// PTX line, for messages.
+    pub line: u32,
+    /// `bar.sync`, `bar.red`, `barrier.sync.aligned`: every thread must execute this very
+    /// instruction. `barrier.sync` without `.aligned` lets threads meet at different ones.
+    pub aligned: bool,
 }
 
 pub struct Cta {
@@ -66,6 +81,7 @@ pub struct Arrival {
     /// Threads this arrival counts: the warp size (§5.5), or the arriving thread group's size
     /// with `thread_arrivals`.
     pub threads: u32,
+    pub site: Site,
 }
 
 impl Cta {
@@ -96,6 +112,7 @@ impl Cta {
             all: true,
             any: false,
             waiters: Vec::new(),
+            waited_at: None,
         });
         if bar.count != a.count {
             let said = |c: Option<u32>| match c {
@@ -114,6 +131,9 @@ impl Cta {
                 "barrier {} mixes bar.red with another barrier operation",
                 a.barid
             ));
+        }
+        if self.thread_arrivals && a.count.is_none() && a.wait.is_some() {
+            check_same_instruction(a.barid, bar, a.site)?;
         }
         bar.arrived += a.threads;
         let (lanes, trues) = a.preds;
@@ -159,4 +179,29 @@ impl Cta {
                 .collect(),
         })
     }
+}
+
+/// Independent thread scheduling: threads waiting at one CTA-wide barrier at two different
+/// instructions, one of them aligned, is barrier divergence. PTX ISA 9.0 `barrier{.cta}`: "The
+/// optional .aligned modifier indicates that all threads in CTA will execute the same
+/// barrier{.cta} instruction. In conditionally executed code, an aligned barrier{.cta}
+/// instruction should only be used if it is known that all threads in CTA evaluate the
+/// condition identically, otherwise behavior is undefined"; `bar.sync` and `bar.red` are the
+/// aligned forms. Without `.aligned` (`barrier.sync`) threads may meet at different
+/// instructions, so that stays legal. With a thread count the ISA's own producer/consumer use
+/// (`bar.arrive` in producers, `bar.sync` in consumers, one id) meets at different
+/// instructions, so only CTA-wide barriers are checked. The warp-synchronous policies keep the
+/// formal model's rule (Habermaier §5.5: arrivals are counted per barrier id).
+fn check_same_instruction(barid: usize, bar: &mut Barrier, here: Site) -> Result<(), String> {
+    let first = *bar.waited_at.get_or_insert(here);
+    if (first.func, first.pc) == (here.func, here.pc) || !(first.aligned || here.aligned) {
+        return Ok(());
+    }
+    Err(format!(
+        "aligned barrier {barid} waited at by threads at two different instructions, lines {} \
+         and {} (PTX ISA barrier{{.cta}}.aligned: every thread of the CTA executes the same \
+         barrier instruction; bar.sync and bar.red are aligned, barrier.sync without .aligned \
+         may meet at different ones)",
+        first.line, here.line
+    ))
 }

@@ -543,6 +543,7 @@ fn make_cta(
             async_group: 0,
             hopper: Default::default(),
             wgmma: Default::default(),
+            trace_states: Default::default(),
         });
     }
     let cta = Cta {

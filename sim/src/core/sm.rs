@@ -532,6 +532,12 @@ impl Sm {
                 } else {
                     w.warp_size
                 },
+                site: super::cta::Site {
+                    func: f.0,
+                    pc: pc as u32,
+                    line: inst.span.line,
+                    aligned: matches!(inst.op, gpusim_isa::Op::Bar { aligned: true, .. }),
+                },
             };
             let rel = cta
                 .arrive(arrival, w.warp_size, sh.cfg.sm.exited_warps_arrive)
@@ -621,6 +627,8 @@ impl Sm {
             w.mem_done = w.mem_done.max(mem_end);
         }
         if sh.trace {
+            let after = w.simt.paper_state(w.warp_size);
+            let after = w.trace_states.push(after);
             ctx.events.push(WarpEvent {
                 // `run` numbers the launches.
                 launch: 0,
@@ -633,7 +641,7 @@ impl Sm {
                 line: inst.span.line,
                 text: gpusim_isa::print::inst_to_ptx(&sh.prog.module, func, inst),
                 exec: ex.lanes,
-                after: w.simt.paper_state(w.warp_size),
+                after,
             });
         }
         if ex.backedge && matches!(ex.flow, Flow::Jump { .. } | Flow::Multi { .. }) {

@@ -233,17 +233,21 @@ impl Reconvergence for TokenStack {
             TokenKind::Call => "call",
             TokenKind::Break => "break",
         };
-        let stack: Vec<String> = self
-            .stack
-            .iter()
-            .rev()
-            .map(|t| format!("({},{},{})", kind(t.kind), bits(t.mask), t.pc))
-            .collect();
-        let stack = if stack.is_empty() {
-            "ε".to_string()
-        } else {
-            stack.join("::")
-        };
+        // Written into one string: a deep stack is rendered at every traced step.
+        let mut stack = String::with_capacity(self.stack.len() * (lanes as usize + 16));
+        for (i, t) in self.stack.iter().rev().enumerate() {
+            if i > 0 {
+                stack.push_str("::");
+            }
+            stack.push('(');
+            stack.push_str(kind(t.kind));
+            stack.push(',');
+            stack.extend((0..lanes).map(|l| if t.mask >> l & 1 == 1 { '1' } else { '0' }));
+            let _ = write!(stack, ",{})", t.pc);
+        }
+        if stack.is_empty() {
+            stack.push('ε');
+        }
         let reason = |l: u32| {
             if self.broken >> l & 1 == 1 {
                 'b'

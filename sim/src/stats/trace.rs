@@ -23,8 +23,9 @@ pub struct WarpEvent {
     pub text: String,
     /// Lanes that executed the instruction (active and guard true).
     pub exec: Mask,
-    /// The reconvergence state after the instruction, in the policy's own notation.
-    pub after: String,
+    /// The reconvergence state after the instruction, in the policy's own notation (sharing
+    /// its tail with the warp's previous event: memory linear in the trace).
+    pub after: gpusim_models::shared_text::SharedText,
 }
 
 impl fmt::Display for WarpEvent {
