@@ -486,8 +486,8 @@ impl Timed {
         let mut ctx = Ctx {
             sm: 0,
             mem: &mut self.sm,
-            back: &mut self.back,
-            global: &mut self.global,
+            back: Some(&mut self.back),
+            global: Some(&mut self.global),
             costs: Costs::of(&self.cfg),
             counters: &mut self.counters,
         };

@@ -83,8 +83,20 @@ fn program_missing_end_is_rejected() {
         assert!(e.message.contains("`end;`"), "{e}");
     }
     // `end` in both branches is enough.
-    let ok = "if (isCachedL1) { readL1; end; } else { readL2; end; }";
+    let ok = "if (isCachedL1) { readL1; end; } else { discardL1; end; }";
     Config::from_yaml("t", TINY_YAML, &set("memory_programs.st_global_wb", ok)).unwrap();
+}
+
+/// A macro step (the statements between two `yield`s) runs atomically at one component; one
+/// that acts at two places is refused at load with the key path and the step's text.
+#[test]
+fn step_acting_at_two_places_is_rejected() {
+    let prog = "if (isCachedL1) { readL1; } else { readL2; } yield; writeToRegs; releaseRegs; end;";
+    let e =
+        Config::from_yaml("t", TINY_YAML, &set("memory_programs.ld_global_ca", prog)).unwrap_err();
+    assert_eq!(e.path, "memory_programs.ld_global_ca", "{e}");
+    assert!(e.message.contains("acts at L1 and L2"), "{e}");
+    assert!(e.message.contains("put a `yield` between"), "{e}");
 }
 
 fn chase_l1(sets: &[(String, String)]) -> Result<gpusim::run::RunOutput, gpusim::run::RunError> {

@@ -247,3 +247,103 @@ fn traces_on_every_config() {
         run_all_with("litmus", Some(&cfg), &[]);
     }
 }
+
+/// What a run produced, less what may vary between identical runs (wall time and rates).
+fn fingerprint(r: Result<gpusim::RunOutput, gpusim::RunError>) -> String {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.retain(|k, _| k != "wall_seconds" && k != "warp_instructions_per_second");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    match r {
+        Ok(out) => {
+            let mut stats = serde_json::to_value(&out.stats).unwrap();
+            strip(&mut stats);
+            let buffers: Vec<_> = out.buffers.iter().map(|b| (&b.0, &b.3)).collect();
+            format!(
+                "stats {stats}\nbuffers {buffers:?}\nfailures {:?}\nfault {:?}",
+                out.failures,
+                out.expected_fault.map(|f| f.to_string())
+            )
+        }
+        Err(e) => format!("error {e}"),
+    }
+}
+
+/// Issue 12: no result depends on the order in which the SMs are stepped within a cycle
+/// (`debug.step_order`): every trace gives the same cycles, stats, buffers and faults stepped
+/// ascending, descending and in a shuffled order.
+#[test]
+fn results_do_not_depend_on_step_order() {
+    let mut list = Vec::new();
+    manifests(&traces_root(), &mut list);
+    assert!(list.len() > 100, "found only {} manifests", list.len());
+    let orders: [&[(&str, &str)]; 3] = [
+        &[("debug.step_order", "ascending")],
+        &[("debug.step_order", "descending")],
+        &[("debug.step_order", "shuffled"), ("debug.step_seed", "7")],
+    ];
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = list
+            .chunks(list.len().div_ceil(2))
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut fails = Vec::new();
+                    for m in chunk {
+                        if !runnable(m, None, &[]) {
+                            continue;
+                        }
+                        let prints: Vec<String> = orders
+                            .iter()
+                            .map(|o| {
+                                let sets: Vec<(String, String)> = o
+                                    .iter()
+                                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                                    .collect();
+                                fingerprint(gpusim::run_manifest(m, None, &sets))
+                            })
+                            .collect();
+                        for (o, p) in orders.iter().zip(&prints).skip(1) {
+                            if *p != prints[0] {
+                                fails.push(format!(
+                                    "{} under {:?} differs from ascending:\n  {}\n  vs\n  {}",
+                                    m.display(),
+                                    o,
+                                    first_difference(&prints[0], p),
+                                    first_difference(p, &prints[0])
+                                ));
+                            }
+                        }
+                    }
+                    fails
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} traces depend on the step order:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// `a` from shortly before its first difference with `b`.
+fn first_difference(a: &str, b: &str) -> String {
+    let at = a
+        .bytes()
+        .zip(b.bytes())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    let lo = at.saturating_sub(80);
+    a.chars().skip(a[..lo].chars().count()).take(160).collect()
+}

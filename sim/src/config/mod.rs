@@ -45,6 +45,33 @@ pub struct Config {
     /// Every operation's parsed program (from `memory_programs` or the library).
     #[serde(skip)]
     parsed_programs: std::collections::BTreeMap<&'static str, crate::mem::program::Program>,
+    /// Knobs that must not change any result, for testing that they do not (`debug`).
+    #[serde(default)]
+    pub debug: DebugConfig,
+}
+
+/// `debug`: settings that change how the simulator runs, never what it computes.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebugConfig {
+    /// The order the SMs are stepped in within a cycle. Results must not depend on it: SMs
+    /// touch only their own state while they step, and the memory exchange that follows runs
+    /// in SM-id order (`core::gpu`).
+    #[serde(default)]
+    pub step_order: StepOrder,
+    /// Seed of the `shuffled` order (a new permutation every cycle).
+    #[serde(default)]
+    pub step_seed: u64,
+}
+
+/// `debug.step_order`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepOrder {
+    #[default]
+    Ascending,
+    Descending,
+    Shuffled,
 }
 
 #[derive(Clone, Debug, Deserialize)]

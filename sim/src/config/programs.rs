@@ -60,6 +60,8 @@ pub fn load(
                 format!("{origin} program for `{op}` does not reach `end;` on every path"),
             ));
         }
+        crate::mem::program::Compiled::new(&prog)
+            .map_err(|e| (path.clone(), format!("{origin} program for `{op}`: {e}")))?;
         out.insert(op, prog);
     }
     Ok(out)

@@ -212,6 +212,7 @@ pub fn run_launch_traced(
     let mut cluster_bars: std::collections::HashMap<u64, super::cluster::ClusterBarrier> =
         std::collections::HashMap::new();
     let mut outbox: Vec<super::cluster::Outgoing> = Vec::new();
+    let mut order: Vec<usize> = (0..sms.len()).collect();
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = (|| -> Result<(), Fault> {
         loop {
@@ -279,14 +280,17 @@ pub fn run_launch_traced(
                 break;
             }
             let mut issued = 0;
-            let mut next_ready: Option<u64> = None;
             let mut suspect = false;
-            for (i, sm) in sms.iter_mut().enumerate() {
-                if sm.is_idle() {
-                    continue;
-                }
-                if wake[i] > cycle {
-                    next_ready = Some(next_ready.map_or(wake[i], |n| n.min(wake[i])));
+            // The SM phase: each SM touches only its own state, so the order they step in
+            // (`debug.step_order`) cannot matter. An SM reads the livelock epoch as it was
+            // when the cycle began (plus its own progress); the progress of all is summed.
+            fill_step_order(&cfg.debug, cycle, &mut order);
+            let epoch_start = epoch;
+            let mut progress = 0;
+            let mut step_fault: Option<(usize, Fault)> = None;
+            for &i in &order {
+                let sm = &mut sms[i];
+                if sm.is_idle() || wake[i] > cycle {
                     continue;
                 }
                 if let Some(l) = last[i] {
@@ -294,11 +298,20 @@ pub fn run_launch_traced(
                         sm.account_idle(l + 1, cycle - l - 1);
                     }
                 }
-                let r = sm.step(cycle, &sh, global, l2, &mut epoch)?;
+                let mut own_epoch = epoch_start;
+                let r = sm.step(cycle, &sh, &mut own_epoch);
+                progress += own_epoch - epoch_start;
                 last[i] = Some(cycle);
-                if !sm.outbox.is_empty() {
-                    outbox.append(&mut sm.outbox);
-                }
+                let r = match r {
+                    Ok(r) => r,
+                    Err(f) => {
+                        // Of several SMs faulting in one cycle, the lowest id's fault is reported.
+                        if step_fault.as_ref().is_none_or(|(j, _)| i < *j) {
+                            step_fault = Some((i, f));
+                        }
+                        continue;
+                    }
+                };
                 issued += r.issued;
                 done_ctas += r.ctas_completed as u64;
                 suspect |= r.spin_suspect;
@@ -307,12 +320,28 @@ pub fn run_launch_traced(
                 } else {
                     r.next_ready.map_or(u64::MAX, |t| t.max(cycle + 1))
                 };
-                if wake[i] != u64::MAX {
-                    next_ready = Some(next_ready.map_or(wake[i], |n| n.min(wake[i])));
-                }
             }
-            // Every SM was stepped at most once this cycle, in id order: their events, taken
-            // in that order, are in (cycle, SM) order.
+            epoch += progress;
+            if let Some((_, f)) = step_fault {
+                return Err(f);
+            }
+            // The memory exchange: the instructions that reach the memory system, SM by SM in
+            // id order, whatever the order the SMs stepped in.
+            for (i, sm) in sms.iter_mut().enumerate() {
+                if !sm.has_deferred() {
+                    continue;
+                }
+                let r = sm.exchange(cycle, &sh, global, l2, &mut epoch)?;
+                issued += r.issued;
+                done_ctas += r.ctas_completed as u64;
+                suspect |= r.spin_suspect;
+                wake[i] = cycle + 1;
+            }
+            for sm in sms.iter_mut().filter(|s| !s.outbox.is_empty()) {
+                outbox.append(&mut sm.outbox);
+            }
+            // Every SM was stepped at most once this cycle: their events, taken in id order,
+            // are in (cycle, SM) order.
             drain_events(&mut sms, trace);
             deliver(
                 &mut outbox,
@@ -323,7 +352,7 @@ pub fn run_launch_traced(
                 prog,
             );
             // Deliveries may have woken SMs stepped earlier in the cycle.
-            next_ready = sms
+            let next_ready = sms
                 .iter()
                 .enumerate()
                 .filter(|(i, s)| !s.is_idle() && wake[*i] != u64::MAX)
@@ -409,6 +438,35 @@ pub fn run_launch_traced(
         async_events,
         fault,
     }
+}
+
+/// The order the SMs step in during `cycle` (`debug.step_order`): a test of the invariant that
+/// no result depends on it. `shuffled` draws a fresh permutation every cycle from the seed and
+/// the cycle (Fisher–Yates over a SplitMix64 stream), so a run is still reproducible.
+fn fill_step_order(d: &crate::config::DebugConfig, cycle: u64, order: &mut [usize]) {
+    use crate::config::StepOrder;
+    for (k, o) in order.iter_mut().enumerate() {
+        *o = k;
+    }
+    match d.step_order {
+        StepOrder::Ascending => {}
+        StepOrder::Descending => order.reverse(),
+        StepOrder::Shuffled => {
+            let mut state = d.step_seed ^ cycle.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            for k in (1..order.len()).rev() {
+                let j = (splitmix64(&mut state) % (k as u64 + 1)) as usize;
+                order.swap(k, j);
+            }
+        }
+    }
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Hand every SM's warp events to `trace`, SM by SM.

@@ -44,6 +44,8 @@ pub struct Sm {
     /// The asynchronous-synchronisation checker's events (None: not recording;
     /// `LaunchSpec::record_async`).
     pub async_log: Option<Vec<gpusim_models::async_sync::AsyncEvent>>,
+    /// Instructions picked in this cycle's step, issued in the memory exchange.
+    deferred: Vec<Deferred>,
 }
 
 /// What one SM cycle did.
@@ -98,7 +100,13 @@ impl Sm {
             landing_buf: Vec::new(),
             outbox: Vec::new(),
             async_log: None,
+            deferred: Vec::with_capacity(cfg.sm.schedulers as usize * 2),
         }
+    }
+
+    /// Whether `step` left instructions for the memory exchange.
+    pub fn has_deferred(&self) -> bool {
+        !self.deferred.is_empty()
     }
 
     pub fn is_idle(&self) -> bool {
@@ -168,14 +176,11 @@ impl Sm {
     }
 
     /// One cycle: every scheduler picks a ready warp and issues its next instruction.
-    pub fn step(
-        &mut self,
-        cycle: u64,
-        sh: &Shared,
-        global: &mut crate::mem::GlobalMemory,
-        l2: &mut crate::mem::hierarchy::Backend,
-        epoch: &mut u64,
-    ) -> Result<StepResult, Fault> {
+    ///
+    /// An instruction that reaches the memory system (`exec::uses_memory_system`) is picked
+    /// here but issued in `exchange`, after every SM has stepped: the step touches nothing
+    /// outside this SM, so SMs may step in any order (or at once).
+    pub fn step(&mut self, cycle: u64, sh: &Shared, epoch: &mut u64) -> Result<StepResult, Fault> {
         let mut res = StepResult {
             issued: 0,
             next_ready: None,
@@ -229,23 +234,125 @@ impl Sm {
             self.stats
                 .stall(Stall::NotSelected, not_selected(&self.cands));
             self.stats.stall(Stall::Issued, 1);
-            let first = self.issue(slot, s, cycle, sh, global, l2, epoch, &mut res)?;
             res.issued += 1;
-            // Dual issue: a second, independent instruction of the same warp to another unit.
-            if sh.cfg.sm.dual_issue {
-                if let Some(w) = &self.warps[slot] {
-                    let second = next_unit(w);
-                    if second.is_some_and(|u| Some(u) != first)
-                        && classify(w, &self.parts[s], cycle).is_ok()
-                    {
-                        self.issue(slot, s, cycle, sh, global, l2, epoch, &mut res)?;
-                        res.issued += 1;
-                    }
-                }
+            if self.reaches_memory_system(slot, sh) {
+                self.defer(slot, s, false);
+                continue;
             }
+            self.issue_picked(slot, s, cycle, sh, None, epoch, &mut res)?;
         }
         res.ctas_completed = self.retire_completed_ctas();
         Ok(res)
+    }
+
+    /// Issue the instructions `step` deferred, in the order it picked them, now that this
+    /// SM holds the memory system (global memory and the L2 side): the GPU calls this for
+    /// every SM in id order once all have stepped. Their trace events and checker records
+    /// take the places they would have had, had they issued in the step.
+    pub fn exchange(
+        &mut self,
+        cycle: u64,
+        sh: &Shared,
+        global: &mut crate::mem::GlobalMemory,
+        l2: &mut crate::mem::hierarchy::Backend,
+        epoch: &mut u64,
+    ) -> Result<StepResult, Fault> {
+        let mut res = StepResult {
+            issued: 0,
+            next_ready: None,
+            ctas_completed: 0,
+            spin_suspect: false,
+        };
+        let deferred = std::mem::take(&mut self.deferred);
+        let (mut moved_events, mut moved_logs) = (0, 0);
+        for d in &deferred {
+            let (events_before, logs_before) = (self.events.len(), self.async_log_len());
+            let mem = Some(MemSystem {
+                global: &mut *global,
+                back: &mut *l2,
+            });
+            let r = if d.second {
+                self.issue(d.slot, d.part, cycle, sh, mem, epoch, &mut res)
+                    .map(|_| ())
+            } else {
+                self.issue_picked(d.slot, d.part, cycle, sh, mem, epoch, &mut res)
+            };
+            moved_events += move_tail(&mut self.events, events_before, d.events_at + moved_events);
+            if let Some(log) = self.async_log.as_mut() {
+                moved_logs += move_tail(log, logs_before, d.logs_at + moved_logs);
+            }
+            if let Err(f) = r {
+                self.deferred = deferred;
+                self.deferred.clear();
+                return Err(f);
+            }
+        }
+        self.deferred = deferred;
+        self.deferred.clear();
+        res.ctas_completed = self.retire_completed_ctas();
+        Ok(res)
+    }
+
+    /// Whether warp `slot`'s next instruction reaches the memory system.
+    fn reaches_memory_system(&self, slot: usize, sh: &Shared) -> bool {
+        let Some(w) = &self.warps[slot] else {
+            return false;
+        };
+        let func = sh.prog.module.function(w.func());
+        func.body
+            .get(w.pc() as usize)
+            .is_some_and(|inst| super::exec::uses_memory_system(&inst.op))
+    }
+
+    fn defer(&mut self, slot: usize, part: usize, second: bool) {
+        let logs_at = self.async_log_len();
+        self.deferred.push(Deferred {
+            slot,
+            part,
+            second,
+            events_at: self.events.len(),
+            logs_at,
+        });
+    }
+
+    fn async_log_len(&self) -> usize {
+        self.async_log.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Issue the instruction a scheduler picked for warp `slot`, and with dual issue a second,
+    /// independent one of the same warp to another unit (deferred to the exchange when it
+    /// reaches the memory system and `mem` is not held). Counts the second in `res.issued`;
+    /// the caller counted the first.
+    #[allow(clippy::too_many_arguments)]
+    fn issue_picked(
+        &mut self,
+        slot: usize,
+        s: usize,
+        cycle: u64,
+        sh: &Shared,
+        mut mem: Option<MemSystem>,
+        epoch: &mut u64,
+        res: &mut StepResult,
+    ) -> Result<(), Fault> {
+        let first = self.issue(slot, s, cycle, sh, reborrow(&mut mem), epoch, res)?;
+        if !sh.cfg.sm.dual_issue {
+            return Ok(());
+        }
+        let Some(w) = &self.warps[slot] else {
+            return Ok(());
+        };
+        let second = next_unit(w);
+        if !(second.is_some_and(|u| Some(u) != first) && classify(w, &self.parts[s], cycle).is_ok())
+        {
+            return Ok(());
+        }
+        res.issued += 1;
+        if mem.is_none() && self.reaches_memory_system(slot, sh) {
+            self.defer(slot, s, true);
+            return Ok(());
+        }
+        self.issue(slot, s, cycle, sh, mem, epoch, res)?;
+        Ok(())
     }
 
     /// Land every `cp.async` copy whose global read has completed by `cycle` in its CTA's
@@ -305,8 +412,7 @@ impl Sm {
         part: usize,
         cycle: u64,
         sh: &Shared,
-        global: &mut crate::mem::GlobalMemory,
-        l2: &mut crate::mem::hierarchy::Backend,
+        mem_sys: Option<MemSystem>,
         epoch: &mut u64,
         res: &mut StepResult,
     ) -> Result<Option<Unit>, Fault> {
@@ -332,6 +438,10 @@ impl Sm {
         } = self;
         let w = warps[slot].as_mut().expect("picked warps exist");
         let cta = ctas[w.cta].as_mut().expect("a warp's CTA is resident");
+        let (global, l2) = match mem_sys {
+            Some(m) => (Some(m.global), Some(m.back)),
+            None => (None, None),
+        };
         let ctx = IssueCtx {
             sm_id: *id,
             cta,
@@ -381,7 +491,7 @@ impl Sm {
         slot: usize,
         cycle: u64,
         sh: &Shared,
-        global: &mut crate::mem::GlobalMemory,
+        global: Option<&mut crate::mem::GlobalMemory>,
         epoch: &mut u64,
         res: &mut StepResult,
     ) -> Result<IssueDone, Fault> {
@@ -417,7 +527,7 @@ impl Sm {
             coalescer: sh.cfg.coalescer(),
             mem: super::exec::MemPort {
                 sm: &mut *ctx.mem,
-                back: &mut *ctx.l2,
+                back: ctx.l2,
                 programs: sh.programs,
                 costs: sh.costs,
                 counters: &mut ctx.stats.memory,
@@ -811,13 +921,46 @@ fn mem_passes(m: &MemSummary, stats: &mut SmStats) -> u32 {
 }
 
 /// The parts of the SM that issuing one warp's instruction touches.
+/// The state all SMs share, held by one SM at a time in the memory exchange.
+pub struct MemSystem<'a> {
+    pub global: &'a mut crate::mem::GlobalMemory,
+    pub back: &'a mut crate::mem::hierarchy::Backend,
+}
+
+/// An instruction `step` picked and `exchange` issues.
+struct Deferred {
+    slot: usize,
+    part: usize,
+    /// The second instruction of a dual issue (no third follows it).
+    second: bool,
+    /// Where its trace event and checker record go among the SM's (their lengths then).
+    events_at: usize,
+    logs_at: usize,
+}
+
+fn reborrow<'b>(m: &'b mut Option<MemSystem<'_>>) -> Option<MemSystem<'b>> {
+    m.as_mut().map(|m| MemSystem {
+        global: &mut *m.global,
+        back: &mut *m.back,
+    })
+}
+
+/// Move the items pushed since `from` to position `to`; returns how many moved.
+fn move_tail<T>(v: &mut [T], from: usize, to: usize) -> usize {
+    let n = v.len() - from;
+    if n > 0 && to < from {
+        v[to..].rotate_right(n);
+    }
+    n
+}
+
 struct IssueCtx<'a> {
     sm_id: u32,
     cta: &'a mut Cta,
     stats: &'a mut SmStats,
     events: &'a mut Vec<WarpEvent>,
     mem: &'a mut crate::mem::hierarchy::SmMemory,
-    l2: &'a mut crate::mem::hierarchy::Backend,
+    l2: Option<&'a mut crate::mem::hierarchy::Backend>,
     async_log: &'a mut Option<Vec<gpusim_models::async_sync::AsyncEvent>>,
 }
 

@@ -334,7 +334,7 @@ impl<'a> ExecEnv<'a> {
         let bytes: Option<&[u8]> = match sp {
             Space::Param => self.params.get(a as usize..(a + n) as usize),
             Space::Const => self.consts.get(a as usize..(a + n) as usize),
-            Space::Global => self.global.bytes(a, n),
+            Space::Global => self.global().bytes(a, n),
             _ => None,
         };
         let Some(bytes) = bytes else {
@@ -405,7 +405,7 @@ impl<'a> ExecEnv<'a> {
         }
         let ok = match sp {
             Space::Shared => at + n <= self.shared.len() as u64,
-            Space::Global => n == 0 || self.global.bytes(at, n).is_some(),
+            Space::Global => n == 0 || self.global().bytes(at, n).is_some(),
             _ => false,
         };
         if !ok || sp != space {
@@ -507,7 +507,7 @@ impl<'a> ExecEnv<'a> {
         what: &str,
     ) -> Result<(Vec<(u64, crate::mem::cache::Mask)>, u64, u64), Fault> {
         for &(_, a, n) in runs {
-            if self.global.bytes(a, n).is_none() {
+            if self.global().bytes(a, n).is_none() {
                 return Err(self.access_fault_at(w, inst, l, a, n, what));
             }
         }

@@ -450,8 +450,8 @@ impl<'a> ExecEnv<'a> {
         let mut ctx = hier::Ctx {
             sm: self.sm_id,
             mem: &mut *self.mem.sm,
-            back: &mut *self.mem.back,
-            global: &mut *self.global,
+            back: self.mem.back.as_deref_mut(),
+            global: self.global.as_deref_mut(),
             costs: self.mem.costs,
             counters: &mut *self.mem.counters,
         };
@@ -482,7 +482,7 @@ impl<'a> ExecEnv<'a> {
     ) -> Result<(), Fault> {
         let (addr, n) = (at.addr, at.size as u64);
         let ok = match at.space {
-            Space::Global | Space::Generic => self.global.bytes(addr, n).is_some(),
+            Space::Global | Space::Generic => self.global().bytes(addr, n).is_some(),
             Space::Shared => (addr + n) as usize <= self.shared.len(),
             Space::Const => (addr + n) as usize <= self.consts.len(),
             Space::Param => (addr + n) as usize <= self.params.len(),
@@ -606,7 +606,7 @@ impl<'a> ExecEnv<'a> {
         }
         let range = addr as usize..(addr + n) as usize;
         let bytes: Option<&[u8]> = match space {
-            Space::Global | Space::Generic => self.global.bytes(addr, n),
+            Space::Global | Space::Generic => self.global().bytes(addr, n),
             Space::Shared => self.shared.get(range),
             Space::Const => self.consts.get(range),
             Space::Param => self.params.get(range),
@@ -631,7 +631,7 @@ impl<'a> ExecEnv<'a> {
             return Err(self.fault(w, inst, at.lane, FaultKind::OutOfBounds, msg));
         }
         let slot: Option<&mut [u8]> = match space {
-            Space::Global | Space::Generic => self.global.bytes_mut(addr, n),
+            Space::Global | Space::Generic => self.global_mut().bytes_mut(addr, n),
             Space::Shared => self.shared.get_mut(addr as usize..(addr + n) as usize),
             _ => self.local_slot(w, at),
         };
@@ -674,7 +674,7 @@ impl<'a> ExecEnv<'a> {
         if !matches!(space, Space::Global | Space::Generic) {
             return String::new();
         }
-        match self.global.nearest(addr) {
+        match self.global().nearest(addr) {
             Some(a) => format!(
                 " (nearest buffer `{}`: {} bytes at {:#x}..{:#x})",
                 a.name,

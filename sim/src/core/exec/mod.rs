@@ -44,7 +44,8 @@ pub struct LaunchGeom {
 /// Everything outside the warp that an instruction may read or change.
 pub struct ExecEnv<'a> {
     pub prog: &'a Program,
-    pub global: &'a mut GlobalMemory,
+    /// Global memory's values: only in the memory exchange (`uses_memory_system`).
+    pub global: Option<&'a mut GlobalMemory>,
     pub shared: &'a mut [u8],
     pub consts: &'a [u8],
     pub params: &'a [u8],
@@ -75,7 +76,8 @@ pub struct ExecEnv<'a> {
 /// The memory hierarchy as one SM's instruction sees it (`mem::hierarchy`).
 pub struct MemPort<'a> {
     pub sm: &'a mut mem::hierarchy::SmMemory,
-    pub back: &'a mut mem::hierarchy::Backend,
+    /// The L2 slices, interconnect and DRAM all SMs share: only in the memory exchange.
+    pub back: Option<&'a mut mem::hierarchy::Backend>,
     pub programs: &'a mem::hierarchy::ProgramTable,
     pub costs: mem::hierarchy::Costs,
     pub counters: &'a mut crate::stats::MemCounters,
@@ -157,7 +159,49 @@ fn sign_extend(v: u64, from_bits: u32) -> u64 {
     (((v << s) as i64) >> s) as u64
 }
 
+/// Whether executing `op` may reach the state all SMs share — global memory's values, the
+/// L2, interconnect and DRAM — or this SM's L1, in which case it runs in the memory exchange
+/// after every SM has stepped, in SM-id order (`Sm::exchange`), so that no result depends on
+/// the order the SMs step in. Generic addresses may resolve to global memory, and a device
+/// function's parameters live in local memory, so those count; shared and constant accesses
+/// and everything else run in the SM's own step.
+pub fn uses_memory_system(op: &Op) -> bool {
+    let device = |s: &Space| {
+        matches!(
+            s,
+            Space::Global | Space::Generic | Space::Local | Space::Param
+        )
+    };
+    match op {
+        Op::Ld { space, .. }
+        | Op::St { space, .. }
+        | Op::Atom { space, .. }
+        | Op::WmmaLoad { space, .. }
+        | Op::WmmaStore { space, .. } => device(space),
+        Op::Fence { .. }
+        | Op::FenceProxyAsync { .. }
+        | Op::CpAsync { .. }
+        | Op::CpAsyncBulk { .. }
+        | Op::CpAsyncBulkTensor { .. } => true,
+        _ => false,
+    }
+}
+
 impl<'a> ExecEnv<'a> {
+    /// Global memory (read): present in the memory exchange, where every instruction that
+    /// reads it runs (`uses_memory_system`).
+    fn global(&self) -> &GlobalMemory {
+        self.global
+            .as_deref()
+            .expect("instructions that read global memory run in the memory exchange")
+    }
+
+    fn global_mut(&mut self) -> &mut GlobalMemory {
+        self.global
+            .as_deref_mut()
+            .expect("instructions that write global memory run in the memory exchange")
+    }
+
     /// The TMA engine. `core::run_launch` refuses a program with TMA instructions on a config
     /// without one (`Config::missing_unit`), so an executing TMA instruction finds it.
     fn tma(&self) -> crate::config::TmaConfig {

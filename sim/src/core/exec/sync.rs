@@ -141,11 +141,15 @@ impl<'a> ExecEnv<'a> {
 
     /// The formal `flush` of this SM's L1 (dirty global lines written back, all dropped).
     pub(super) fn flush_l1(&mut self) {
+        let (Some(back), Some(global)) = (self.mem.back.as_deref_mut(), self.global.as_deref_mut())
+        else {
+            unreachable!("fences run in the memory exchange (`uses_memory_system`)");
+        };
         crate::mem::hierarchy::flush_l1_global(
-            self.mem.back,
+            back,
             self.mem.sm,
             self.sm_id,
-            self.global,
+            global,
             self.cycle,
             self.mem.counters,
         );

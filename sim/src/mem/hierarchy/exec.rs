@@ -28,14 +28,39 @@ use crate::mem::program::{BExp, Level, OpExp, Stm};
 use crate::mem::GlobalMemory;
 use crate::stats::MemCounters;
 
-/// What one operation may touch.
+/// What one operation may touch. `back` and `global` are the state all SMs share: only the
+/// memory exchange after the SMs' step holds them (`core::gpu`); an SM's own step runs the
+/// programs of shared, constant and parameter accesses, which never reach them, with `None`.
 pub struct Ctx<'a> {
     pub sm: u32,
     pub mem: &'a mut SmMemory,
-    pub back: &'a mut Backend,
-    pub global: &'a mut GlobalMemory,
+    pub back: Option<&'a mut Backend>,
+    pub global: Option<&'a mut GlobalMemory>,
     pub costs: Costs,
     pub counters: &'a mut MemCounters,
+}
+
+/// Why `Ctx::back` / `Ctx::global` can be unwrapped: `run` refuses a device operation without
+/// them, and only device operations reach them.
+const EXCHANGE: &str = "device operations run in the memory exchange, which holds the shared state";
+
+/// `Ctx::back` borrowed on its own (other fields of the context stay usable).
+macro_rules! back {
+    ($ctx:expr) => {
+        $ctx.back.as_deref_mut().expect(EXCHANGE)
+    };
+}
+
+macro_rules! back_ref {
+    ($ctx:expr) => {
+        $ctx.back.as_deref().expect(EXCHANGE)
+    };
+}
+
+macro_rules! global {
+    ($ctx:expr) => {
+        $ctx.global.as_deref_mut().expect(EXCHANGE)
+    };
 }
 
 /// A program did something the formal model leaves undefined (⊥).
@@ -135,6 +160,13 @@ struct Run<'r, 'a> {
 
 /// Run `prog` for `txn` from cycle `start`.
 pub fn run(prog: &[Stm], txn: &mut Txn, ctx: &mut Ctx, start: u64) -> Result<Done, ProgramError> {
+    if matches!(txn.target, Target::Global | Target::Local)
+        && (ctx.back.is_none() || ctx.global.is_none())
+    {
+        return bottom(
+            "internal: a device-memory operation ran outside the memory exchange (`core::exec::uses_memory_system` must name its instruction)",
+        );
+    }
     let mut r = Run {
         ctx,
         txn,
@@ -303,7 +335,7 @@ impl Run<'_, '_> {
         let end = end.max(s.wait);
         for &(l2, slice, i) in &s.filled[..s.n_filled] {
             let line = if l2 {
-                self.ctx.back.slices[slice].line_mut(i)
+                back!(self.ctx).slices[slice].line_mut(i)
             } else {
                 self.ctx.mem.l1.line_mut(i)
             };
@@ -329,7 +361,7 @@ impl Run<'_, '_> {
     /// step's cost).
     fn request(&mut self, slice: usize, write: u64) -> u64 {
         let (sm, now) = (self.ctx.sm, self.t);
-        let b = &mut *self.ctx.back;
+        let b = back!(self.ctx);
         let lat = b.icnt.latency() as u64;
         let arrive = b.icnt.to_slice(sm, slice as u32, HEADER + write, now);
         let served = b.slice_bw[slice].serve(arrive, write);
@@ -344,7 +376,7 @@ impl Run<'_, '_> {
     fn reply(&mut self) -> u64 {
         let (sm, now, slice, read) = (self.ctx.sm, self.t, self.slice, self.carried);
         self.carried = 0;
-        let b = &mut *self.ctx.back;
+        let b = back!(self.ctx);
         let lat = b.icnt.latency() as u64;
         let served = b.slice_bw[slice].serve(now, read);
         let back = b.icnt.to_sm(slice as u32, sm, HEADER + read, served);
@@ -374,7 +406,7 @@ impl Run<'_, '_> {
     fn dram(&mut self, addr: u64, bytes: u64, write: bool) {
         let now = self.now();
         let c = &mut *self.ctx.counters;
-        let d = dram_access(&mut self.ctx.back.dram, addr, bytes, now, write, c);
+        let d = dram_access(&mut back!(self.ctx).dram, addr, bytes, now, write, c);
         self.step.extra += d;
         self.touch(Place::Dram);
     }
@@ -398,14 +430,14 @@ impl Run<'_, '_> {
 
     fn chunks(&self) -> ([Chunk; 4], usize) {
         let l1 = self.ctx.mem.l1.line_bytes();
-        let l2 = self.ctx.back.l2_line as u64;
+        let l2 = back_ref!(self.ctx).l2_line as u64;
         let mut out = [Chunk::default(); 4];
         let line = self.txn.line;
         if l2 >= l1 {
             let l2line = line - line % l2;
             out[0] = Chunk {
                 l2line,
-                slice: self.ctx.back.slice_of(l2line),
+                slice: back_ref!(self.ctx).slice_of(l2line),
                 txn_off: 0,
                 l2_off: (line - l2line) as u32,
                 len: l1 as u32,
@@ -417,7 +449,7 @@ impl Run<'_, '_> {
             let l2line = line + k as u64 * l2;
             *c = Chunk {
                 l2line,
-                slice: self.ctx.back.slice_of(l2line),
+                slice: back_ref!(self.ctx).slice_of(l2line),
                 txn_off: (k as u64 * l2) as u32,
                 l2_off: 0,
                 len: l2 as u32,
@@ -461,7 +493,7 @@ impl Run<'_, '_> {
         let count = !std::mem::replace(&mut self.counted[1], true);
         let mut all = true;
         for c in &chunks[..n] {
-            let s = &self.ctx.back.slices[c.slice];
+            let s = &back_ref!(self.ctx).slices[c.slice];
             let w = s.sectors_of(c.in_l2(want));
             if w == 0 {
                 continue;
@@ -485,10 +517,10 @@ impl Run<'_, '_> {
             let now = self.now();
             let ctx = &mut *self.ctx;
             match l1_slot(
-                ctx.back,
+                back!(ctx),
                 ctx.mem,
                 ctx.sm,
-                ctx.global,
+                global!(ctx),
                 self.txn.line,
                 now,
                 ctx.counters,
@@ -605,7 +637,15 @@ impl Run<'_, '_> {
             loop {
                 let now = self.now();
                 let ctx = &mut *self.ctx;
-                match write_back_l1(ctx.back, ctx.mem, ctx.sm, ctx.global, i, now, ctx.counters) {
+                match write_back_l1(
+                    back!(ctx),
+                    ctx.mem,
+                    ctx.sm,
+                    global!(ctx),
+                    i,
+                    now,
+                    ctx.counters,
+                ) {
                     Ok(()) => break,
                     Err(at) => self.wait_until(at.max(now + 1)),
                 }
@@ -630,7 +670,7 @@ impl Run<'_, '_> {
             Level::L2 => {
                 let (chunks, n) = self.chunks();
                 for c in &chunks[..n] {
-                    let s = &mut self.ctx.back.slices[c.slice];
+                    let s = &mut back!(self.ctx).slices[c.slice];
                     match s.find(c.l2line) {
                         Some(i) => s.line_mut(i).class = class,
                         None => return bottom("`classifyL2` of a line not in L2"),
@@ -648,7 +688,14 @@ impl Run<'_, '_> {
         loop {
             let now = self.now();
             let ctx = &mut *self.ctx;
-            match l2_slot(ctx.back, c.slice, c.l2line, ctx.global, now, ctx.counters) {
+            match l2_slot(
+                back!(ctx),
+                c.slice,
+                c.l2line,
+                global!(ctx),
+                now,
+                ctx.counters,
+            ) {
                 Ok(i) => return i,
                 Err(at) => {
                     ctx.counters.l2_reservation_fails += 1;
@@ -669,7 +716,7 @@ impl Run<'_, '_> {
                 continue;
             }
             let i = self.l2_way(c);
-            self.ctx.back.slices[c.slice].line_mut(i).ready = PENDING;
+            back!(self.ctx).slices[c.slice].line_mut(i).ready = PENDING;
             self.l2_traffic(c.slice, 0, 0);
         }
         Ok(())
@@ -680,7 +727,7 @@ impl Run<'_, '_> {
         let want = self.want_below();
         let values = self.txn.carries_values();
         for c in &chunks[..n] {
-            let s = &self.ctx.back.slices[c.slice];
+            let s = &back_ref!(self.ctx).slices[c.slice];
             let w = s.sectors_of(c.in_l2(want));
             if w == 0 {
                 continue;
@@ -698,14 +745,14 @@ impl Run<'_, '_> {
             if values {
                 let (a, b) = (c.txn_off as usize, c.l2_off as usize);
                 let len = c.len as usize;
-                let s = &self.ctx.back.slices[c.slice];
+                let s = &back_ref!(self.ctx).slices[c.slice];
                 copy_masked(
                     &mut self.txn.data[a..a + len],
                     &s.data(i)[b..b + len],
                     w >> b,
                 );
             }
-            self.ctx.back.slices[c.slice].touch(i);
+            back!(self.ctx).slices[c.slice].touch(i);
             self.l2_traffic(c.slice, w.count_ones() as u64, 0);
         }
         Ok(())
@@ -716,14 +763,14 @@ impl Run<'_, '_> {
         let want = self.want_below();
         let values = self.txn.carries_values();
         for c in &chunks[..n] {
-            let w = self.ctx.back.slices[c.slice].sectors_of(c.in_l2(want));
+            let w = back!(self.ctx).slices[c.slice].sectors_of(c.in_l2(want));
             if w == 0 {
                 continue;
             }
-            let Some(i) = self.ctx.back.slices[c.slice].find(c.l2line) else {
+            let Some(i) = back!(self.ctx).slices[c.slice].find(c.l2line) else {
                 return bottom("`updateL2` of a line not in L2");
             };
-            let s = &mut self.ctx.back.slices[c.slice];
+            let s = &mut back!(self.ctx).slices[c.slice];
             let fill = w & !s.line(i).valid;
             if values {
                 let (a, b, len) = (c.txn_off as usize, c.l2_off as usize, c.len as usize);
@@ -752,7 +799,7 @@ impl Run<'_, '_> {
             if m == 0 {
                 continue;
             }
-            let s = &self.ctx.back.slices[c.slice];
+            let s = &back_ref!(self.ctx).slices[c.slice];
             let present = s.find(c.l2line).map_or(0, |i| s.line(i).valid);
             let w = s.sectors_of(m);
             self.ctx.counters.l2_hits += s.sector_count(present & w);
@@ -761,7 +808,7 @@ impl Run<'_, '_> {
             let (a, b, len) = (c.txn_off as usize, c.l2_off as usize, c.len as usize);
             let mut src = [0u8; 128];
             src[b..b + len].copy_from_slice(&self.txn.data[a..a + len]);
-            let s = &mut self.ctx.back.slices[c.slice];
+            let s = &mut back!(self.ctx).slices[c.slice];
             self.txn.changed |= write_line(s, i, &src, m, values);
             s.touch(i);
             self.l2_traffic(c.slice, 0, m.count_ones() as u64);
@@ -773,10 +820,10 @@ impl Run<'_, '_> {
         let (chunks, n) = self.chunks();
         for c in &chunks[..n] {
             self.l2_traffic(c.slice, 0, 0);
-            let Some(i) = self.ctx.back.slices[c.slice].find(c.l2line) else {
+            let Some(i) = back!(self.ctx).slices[c.slice].find(c.l2line) else {
                 continue;
             };
-            let ready = self.ctx.back.slices[c.slice].line(i).ready;
+            let ready = back!(self.ctx).slices[c.slice].line(i).ready;
             if ready == PENDING {
                 return bottom("evicting a line this operation reserved (it would wait forever)");
             }
@@ -785,10 +832,10 @@ impl Run<'_, '_> {
             }
             let now = self.now();
             let ctx = &mut *self.ctx;
-            if write_back && ctx.back.slices[c.slice].line(i).dirty != 0 {
-                write_back_l2(ctx.back, c.slice, i, ctx.global, now, ctx.counters);
+            if write_back && back!(ctx).slices[c.slice].line(i).dirty != 0 {
+                write_back_l2(back!(ctx), c.slice, i, global!(ctx), now, ctx.counters);
             }
-            ctx.back.slices[c.slice].invalidate(i);
+            back!(ctx).slices[c.slice].invalidate(i);
             ctx.counters.l2_evictions += 1;
         }
         Ok(())
@@ -801,9 +848,7 @@ impl Run<'_, '_> {
             Target::Global | Target::Local => {
                 let m = self.dram_mask(self.want_below());
                 if self.txn.carries_values() {
-                    self.ctx
-                        .global
-                        .read_raw(self.txn.line, &mut self.txn.data, m);
+                    global!(self.ctx).read_raw(self.txn.line, &mut self.txn.data, m);
                 }
                 self.ctx.counters.dram_reads += 1;
                 self.dram(self.txn.line, m.count_ones() as u64, false);
@@ -820,7 +865,7 @@ impl Run<'_, '_> {
         let (chunks, n) = self.chunks();
         let mut out = 0;
         for c in &chunks[..n] {
-            let s = &self.ctx.back.slices[c.slice];
+            let s = &back_ref!(self.ctx).slices[c.slice];
             let w = s.sectors_of(c.in_l2(m)) >> c.l2_off;
             out |= (w & c.ones()) << c.txn_off;
         }
@@ -832,7 +877,7 @@ impl Run<'_, '_> {
             Target::Global | Target::Local => {
                 let m = self.txn.bytes;
                 if self.txn.carries_values() {
-                    self.ctx.global.write_raw(self.txn.line, &self.txn.data, m);
+                    global!(self.ctx).write_raw(self.txn.line, &self.txn.data, m);
                     self.txn.changed = true;
                 }
                 self.ctx.counters.dram_writes += 1;
@@ -923,7 +968,7 @@ impl Run<'_, '_> {
         if matches!(self.txn.target, Target::Global | Target::Local) {
             let (chunks, n) = self.chunks();
             for c in &chunks[..n] {
-                let s = &self.ctx.back.slices[c.slice];
+                let s = &back_ref!(self.ctx).slices[c.slice];
                 if s.find(c.l2line).is_some_and(|i| s.line(i).ready == PENDING) {
                     return bottom("the program ended with its L2 line reserved but never updated");
                 }
