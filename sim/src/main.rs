@@ -348,6 +348,31 @@ fn cmd_run(args: &RunArgs) -> i32 {
         100.0 * m.icnt_utilisation,
         c.icnt_queue_cycles
     );
+    if c.loads_timed > 0 {
+        outln!(
+            "  load latency        {} global/local loads, issue to registers: mean {:.1} cycles, median ≤ {}, p99 ≤ {}",
+            c.loads_timed,
+            m.load_latency_mean,
+            m.load_latency_p50,
+            m.load_latency_p99
+        );
+    }
+    if let Some(k) = s.kernels.iter().max_by_key(|k| k.counters.cycles) {
+        use gpusim::stats::ComponentReport;
+        let (s0, s1, s2) = ComponentReport::spread(&k.components.l2_slice_utilisation);
+        let (d0, d1, d2) = ComponentReport::spread(&k.components.dram_channel_utilisation);
+        outln!(
+            "  components          L2 slices {:.1}/{:.1}/{:.1}%, DRAM channels {:.1}/{:.1}/{:.1}% busy (min/mean/max, launch of `{}`{})",
+            100.0 * s0,
+            100.0 * s1,
+            100.0 * s2,
+            100.0 * d0,
+            100.0 * d1,
+            100.0 * d2,
+            k.kernel,
+            if s.kernels.len() > 1 { ", the longest" } else { "" }
+        );
+    }
     // The states of live warps in the order of docs/stats.md; finished warps apart.
     use gpusim::stats::Stall;
     let count = |st: Stall| s.totals.stalls.get(st.name()).copied().unwrap_or(0);

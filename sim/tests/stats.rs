@@ -123,3 +123,55 @@ fn fences_wait_for_memory_and_are_counted() {
         "divergent loops reconverge"
     );
 }
+
+/// The loaded-latency histogram and the per-component utilisation account for every load and
+/// every byte: the idle DRAM chase sees the configured latency (less t_rcd on row hits), the
+/// streaming kernel sees queueing on top, and the slices' and channels' bytes add up to the
+/// L2 and DRAM totals.
+#[test]
+fn load_latency_and_component_utilisation_add_up() {
+    let v100 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/volta-v100.yaml");
+    let text = std::fs::read_to_string(&v100).unwrap();
+    let cfg = gpusim::config::Config::from_yaml("volta-v100.yaml", &text, &[]).unwrap();
+    let chase = run_manifest(&trace("microbench/chase_dram.yaml"), Some(&v100), &[]).unwrap();
+    let m = &chase.stats.kernels[0].counters.memory;
+    let hist: u64 = m.load_latency_histogram.iter().map(|b| b.2).sum();
+    assert_eq!(hist, m.counters.loads_timed);
+    assert!(m.counters.loads_timed >= 100, "{}", m.counters.loads_timed);
+    let dram = cfg.dram.latency as f64;
+    let hit = (cfg.dram.latency - cfg.dram.t_rcd) as f64;
+    assert!(
+        m.load_latency_mean >= hit && m.load_latency_mean <= dram,
+        "idle chase mean {} outside [{hit}, {dram}]",
+        m.load_latency_mean
+    );
+
+    let stream = run_manifest(&trace("microbench/stream_dram.yaml"), Some(&v100), &[]).unwrap();
+    let k = &stream.stats.kernels[0];
+    let m = &k.counters.memory;
+    assert!(
+        m.load_latency_mean > 1.5 * dram,
+        "a saturating stream queues: mean {} vs idle {dram}",
+        m.load_latency_mean
+    );
+    assert!(m.load_latency_p99 >= m.load_latency_p50);
+    let cycles = k.counters.cycles as f64;
+    let slice_rate = (cfg.l2.bytes_per_cycle / cfg.l2.slices) as f64;
+    let channel_rate = cfg.dram.bytes_per_cycle as f64 / cfg.dram.channels as f64;
+    let c = &k.components;
+    assert_eq!(c.l2_slice_utilisation.len(), cfg.l2.slices as usize);
+    assert_eq!(c.dram_channel_utilisation.len(), cfg.dram.channels as usize);
+    let slice_bytes: f64 = c.l2_slice_utilisation.iter().sum::<f64>() * cycles * slice_rate;
+    let channel_bytes: f64 = c.dram_channel_utilisation.iter().sum::<f64>() * cycles * channel_rate;
+    let close = |a: f64, b: u64| (a - b as f64).abs() <= 1e-6 * b as f64 + 1.0;
+    assert!(
+        close(slice_bytes, m.counters.l2_bytes),
+        "{slice_bytes} vs {}",
+        m.counters.l2_bytes
+    );
+    assert!(
+        close(channel_bytes, m.counters.dram_bytes),
+        "{channel_bytes} vs {}",
+        m.counters.dram_bytes
+    );
+}

@@ -427,6 +427,13 @@ pub fn run_launch_traced(
         sms.iter().map(|s| (s.id, &s.stats)),
     );
     stats.fault = fault.as_ref().map(|f| f.kind.name());
+    stats.components = crate::stats::ComponentReport::new(
+        cycles,
+        &l2.slice_bytes,
+        (cfg.l2.bytes_per_cycle / cfg.l2.slices.max(1)).max(1) as f64,
+        &l2.channel_bytes,
+        cfg.dram.bytes_per_cycle as f64 / cfg.dram.channels.max(1) as f64,
+    );
     // Each SM's log is in its order; SMs step in id order within a cycle.
     let mut async_events: Vec<gpusim_models::async_sync::AsyncEvent> = sms
         .iter_mut()

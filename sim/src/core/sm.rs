@@ -570,7 +570,16 @@ impl Sm {
         // comes that much later than its programs (or the class latency) say.
         let extra = (passes as u64 - 1) * class.unit().shape(&sh.cfg.sm.units).1 as u64;
         let (lat, mem_end) = match ex.mem {
-            Some(m) => (m.release - cycle + extra, m.end + extra),
+            Some(m) => {
+                if matches!(inst.op, gpusim_isa::Op::Ld { .. })
+                    && matches!(m.space, Space::Global | Space::Local)
+                {
+                    ctx.stats
+                        .memory
+                        .record_load_latency(m.release - cycle + extra);
+                }
+                (m.release - cycle + extra, m.end + extra)
+            }
             None => {
                 let l = class.latency(sh.cfg) as u64;
                 (l, cycle + l)

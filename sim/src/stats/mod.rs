@@ -140,6 +140,49 @@ pub struct MemCounters {
     /// cycles they waited for busy ports beyond the crossbar's latency.
     pub icnt_bytes: u64,
     pub icnt_queue_cycles: u64,
+    /// Global and local loads' latency from issue to their registers' release (the loaded
+    /// latency, queueing included), in `latency_bucket` buckets; their sum and count.
+    pub load_latency: [u64; LATENCY_BUCKETS],
+    pub load_latency_sum: u64,
+    pub loads_timed: u64,
+}
+
+/// Buckets of the load-latency histogram: two per power of two up to 2^16 cycles.
+pub const LATENCY_BUCKETS: usize = 32;
+
+/// The bucket of a latency: 0 and 1 alone, then [2^k, 2^k + 2^(k−1)) and
+/// [2^k + 2^(k−1), 2^(k+1)) for k ≥ 1; 2^16 and above in the last.
+pub fn latency_bucket(cycles: u64) -> usize {
+    if cycles < 2 {
+        return cycles as usize;
+    }
+    let k = 63 - cycles.leading_zeros() as usize;
+    let half = ((cycles >> (k - 1)) & 1) as usize;
+    (2 * k + half).min(LATENCY_BUCKETS - 1)
+}
+
+/// The smallest and largest latency of bucket `i` (the last one is open: `u64::MAX`).
+pub fn latency_bucket_range(i: usize) -> (u64, u64) {
+    if i < 2 {
+        return (i as u64, i as u64);
+    }
+    let (k, half) = (i / 2, (i % 2) as u64);
+    let lo = (1u64 << k) + half * (1 << (k - 1));
+    let hi = if i == LATENCY_BUCKETS - 1 {
+        u64::MAX
+    } else {
+        lo + (1 << (k - 1)) - 1
+    };
+    (lo, hi)
+}
+
+impl MemCounters {
+    /// Count one global or local load that released its registers `cycles` after issue.
+    pub fn record_load_latency(&mut self, cycles: u64) {
+        self.load_latency[latency_bucket(cycles)] += 1;
+        self.load_latency_sum += cycles;
+        self.loads_timed += 1;
+    }
 }
 
 impl MemCounters {
@@ -168,6 +211,11 @@ impl MemCounters {
         self.mshr_merges += o.mshr_merges;
         self.mshr_stalls += o.mshr_stalls;
         self.l2_bytes += o.l2_bytes;
+        for (a, b) in self.load_latency.iter_mut().zip(&o.load_latency) {
+            *a += b;
+        }
+        self.load_latency_sum += o.load_latency_sum;
+        self.loads_timed += o.loads_timed;
         self.dram_bytes += o.dram_bytes;
         self.dram_write_bytes += o.dram_write_bytes;
         self.icnt_bytes += o.icnt_bytes;
@@ -176,7 +224,7 @@ impl MemCounters {
 }
 
 /// The `memory` object of the stats JSON: the counters and their ratios.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct MemoryReport {
     #[serde(flatten)]
     pub counters: MemCounters,
@@ -196,6 +244,77 @@ pub struct MemoryReport {
     pub dram_row_hit_rate: f64,
     /// The scope's interconnect port occupancy over its capacity.
     pub icnt_utilisation: f64,
+    /// Global and local loads, issue to register release: mean, and the upper ends of the
+    /// histogram buckets holding the median and the 99th percentile.
+    pub load_latency_mean: f64,
+    pub load_latency_p50: u64,
+    pub load_latency_p99: u64,
+    /// The non-empty buckets: smallest and largest latency, loads.
+    pub load_latency_histogram: Vec<(u64, u64, u64)>,
+}
+
+/// The upper end of the bucket holding quantile `q` of the loads in `hist` (0 without loads).
+fn latency_quantile(hist: &[u64; LATENCY_BUCKETS], q: f64) -> u64 {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let rank = ((total as f64 * q).ceil() as u64).max(1);
+    let mut seen = 0;
+    for (i, n) in hist.iter().enumerate() {
+        seen += n;
+        if seen >= rank {
+            return latency_bucket_range(i).1;
+        }
+    }
+    u64::MAX
+}
+
+/// Per-component load of the memory system in one launch (GPU-wide, from `mem::hierarchy`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ComponentReport {
+    /// Each L2 slice's bytes over its share of `l2.bytes_per_cycle` × cycles.
+    pub l2_slice_utilisation: Vec<f64>,
+    /// Each DRAM channel's bytes over its share of `dram.bytes_per_cycle` × cycles.
+    pub dram_channel_utilisation: Vec<f64>,
+}
+
+impl ComponentReport {
+    /// From bytes moved per slice and per channel, at `slice_rate` and `channel_rate` bytes
+    /// per cycle each.
+    pub fn new(
+        cycles: u64,
+        slice_bytes: &[u64],
+        slice_rate: f64,
+        channel_bytes: &[u64],
+        channel_rate: f64,
+    ) -> ComponentReport {
+        let util = |b: &u64, rate: f64| {
+            let cap = cycles as f64 * rate;
+            if cap > 0.0 {
+                *b as f64 / cap
+            } else {
+                0.0
+            }
+        };
+        ComponentReport {
+            l2_slice_utilisation: slice_bytes.iter().map(|b| util(b, slice_rate)).collect(),
+            dram_channel_utilisation: channel_bytes
+                .iter()
+                .map(|b| util(b, channel_rate))
+                .collect(),
+        }
+    }
+
+    /// (min, mean, max) of a utilisation list (zeros when empty).
+    pub fn spread(u: &[f64]) -> (f64, f64, f64) {
+        if u.is_empty() {
+            return (0.0, 0.0, 0.0);
+        }
+        let min = u.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = u.iter().copied().fold(0.0, f64::max);
+        (min, u.iter().sum::<f64>() / u.len() as f64, max)
+    }
 }
 
 impl MemoryReport {
@@ -220,6 +339,19 @@ impl MemoryReport {
                 c.dram_row_hits + c.dram_row_misses + c.dram_row_conflicts,
             ),
             dram_utilisation: util(dram_busy_cycles),
+            load_latency_mean: per(c.load_latency_sum, c.loads_timed),
+            load_latency_p50: latency_quantile(&c.load_latency, 0.5),
+            load_latency_p99: latency_quantile(&c.load_latency, 0.99),
+            load_latency_histogram: c
+                .load_latency
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(i, n)| {
+                    let (lo, hi) = latency_bucket_range(i);
+                    (lo, hi, *n)
+                })
+                .collect(),
             counters: *c,
             sectors_per_request: per(c.global_sectors, c.global_requests),
             lines_per_request: per(c.global_lines, c.global_requests),
@@ -307,6 +439,8 @@ pub struct KernelStats {
     /// absent when it completed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fault: Option<&'static str>,
+    /// The L2 slices' and DRAM channels' utilisation.
+    pub components: ComponentReport,
     pub sms: Vec<SmReport>,
     /// The summed counters, for totals across launches.
     #[serde(skip)]
@@ -416,6 +550,7 @@ impl KernelStats {
             gpu,
             wall_seconds: wall,
             fault: None,
+            components: ComponentReport::default(),
             sms: reports,
             raw: total,
         }
@@ -476,10 +611,31 @@ impl RunStats {
 
 #[cfg(test)]
 mod tests {
-    use super::{N_UNITS, UNIT_NAMES};
+    use super::*;
     use crate::core::program::Unit;
 
     /// The stats names, the unit enum and its index order stay in step.
+    #[test]
+    fn latency_buckets_tile_the_line() {
+        let mut next = 0;
+        for i in 0..LATENCY_BUCKETS {
+            let (lo, hi) = latency_bucket_range(i);
+            assert_eq!(lo, next, "bucket {i}");
+            assert!(hi >= lo);
+            assert_eq!(latency_bucket(lo), i);
+            assert_eq!(latency_bucket(hi.min(1 << 20)), i);
+            next = hi.wrapping_add(1);
+        }
+        assert_eq!(latency_bucket(u64::MAX), LATENCY_BUCKETS - 1);
+        // The median of 3 loads at 28 and one at 460 is in 28's bucket [28, 31].
+        let mut c = MemCounters::default();
+        for l in [28, 28, 28, 460] {
+            c.record_load_latency(l);
+        }
+        assert_eq!(latency_quantile(&c.load_latency, 0.5), 31);
+        assert_eq!(latency_quantile(&c.load_latency, 0.99), 511);
+    }
+
     #[test]
     fn unit_names_follow_the_unit_order() {
         assert_eq!(Unit::ALL.len(), N_UNITS);

@@ -365,6 +365,7 @@ impl Run<'_, '_> {
         let lat = b.icnt.latency() as u64;
         let arrive = b.icnt.to_slice(sm, slice as u32, HEADER + write, now);
         let served = b.slice_bw[slice].serve(arrive, write);
+        b.slice_bytes[slice] += write;
         let c = &mut *self.ctx.counters;
         c.l2_bytes += write;
         c.icnt_bytes += HEADER + write;
@@ -379,6 +380,7 @@ impl Run<'_, '_> {
         let b = back!(self.ctx);
         let lat = b.icnt.latency() as u64;
         let served = b.slice_bw[slice].serve(now, read);
+        b.slice_bytes[slice] += read;
         let back = b.icnt.to_sm(slice as u32, sm, HEADER + read, served);
         let c = &mut *self.ctx.counters;
         c.l2_bytes += read;
@@ -406,7 +408,7 @@ impl Run<'_, '_> {
     fn dram(&mut self, addr: u64, bytes: u64, write: bool) {
         let now = self.now();
         let c = &mut *self.ctx.counters;
-        let d = dram_access(&mut back!(self.ctx).dram, addr, bytes, now, write, c);
+        let d = dram_access(back!(self.ctx), addr, bytes, now, write, c);
         self.step.extra += d;
         self.touch(Place::Dram);
     }
@@ -1006,7 +1008,7 @@ fn write_line(c: &mut Cache, i: usize, src: &[u8], m: Mask, values: bool) -> boo
 /// One DRAM access, counted; returns the cycles it adds to its step (queueing plus the
 /// row-buffer adjustment).
 fn dram_access(
-    dram: &mut crate::mem::dram::Dram,
+    back: &mut Backend,
     addr: u64,
     bytes: u64,
     now: u64,
@@ -1014,7 +1016,9 @@ fn dram_access(
     c: &mut MemCounters,
 ) -> i64 {
     use crate::mem::dram::RowOutcome;
+    let dram = &mut back.dram;
     let d = dram.access(addr, bytes, now, write);
+    back.channel_bytes[dram.locate(addr).0 as usize] += bytes;
     c.dram_bytes += bytes;
     if write {
         c.dram_write_bytes += bytes;
@@ -1129,6 +1133,7 @@ pub(super) fn write_back_l1(
             let bytes = m.count_ones() as u64;
             let arrive = back.icnt.to_slice(sm, slice as u32, HEADER + bytes, now);
             back.slice_bw[slice].serve(arrive, bytes);
+            back.slice_bytes[slice] += bytes;
             c.l2_bytes += bytes;
             c.icnt_bytes += HEADER + bytes;
         }
@@ -1153,14 +1158,7 @@ pub(super) fn write_back_l2(
     if l.tag < LOCAL_TAG {
         global.write_raw(l.tag, back.slices[slice].data(i), l.dirty);
     }
-    dram_access(
-        &mut back.dram,
-        l.tag,
-        l.dirty.count_ones() as u64,
-        now,
-        true,
-        c,
-    );
+    dram_access(back, l.tag, l.dirty.count_ones() as u64, now, true, c);
     c.dram_writes += 1;
     back.slices[slice].line_mut(i).dirty = 0;
     c.l2_writebacks += 1;

@@ -95,6 +95,10 @@ pub struct Backend {
     pub icnt: Interconnect,
     pub dram: Dram,
     l2_line: u32,
+    /// Bytes each L2 slice and each DRAM channel moved in this launch (reads, writes, fills
+    /// and write-backs), for their utilisation (`stats::ComponentReport`).
+    pub slice_bytes: Vec<u64>,
+    pub channel_bytes: Vec<u64>,
 }
 
 impl Backend {
@@ -115,6 +119,8 @@ impl Backend {
             ),
             dram: Dram::new(&cfg.dram_geometry()).expect("validated DRAM geometry"),
             l2_line: cfg.l2.line_bytes,
+            slice_bytes: vec![0; n as usize],
+            channel_bytes: vec![0; cfg.dram.channels.max(1) as usize],
         }
     }
 
@@ -122,6 +128,8 @@ impl Backend {
     /// contents stay.
     pub fn new_launch(&mut self) {
         self.slice_bw.iter_mut().for_each(Server::reset);
+        self.slice_bytes.iter_mut().for_each(|b| *b = 0);
+        self.channel_bytes.iter_mut().for_each(|b| *b = 0);
         self.icnt.new_launch();
         self.dram.new_launch();
         for s in &mut self.slices {
