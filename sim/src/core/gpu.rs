@@ -213,6 +213,9 @@ pub fn run_launch_traced(
         std::collections::HashMap::new();
     let mut outbox: Vec<super::cluster::Outgoing> = Vec::new();
     let mut order: Vec<usize> = (0..sms.len()).collect();
+    fill_step_order(&cfg.debug, 0, &mut order);
+    // The SMs stepped this cycle that left work for the exchange or messages.
+    let mut touched: Vec<usize> = Vec::with_capacity(sms.len());
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = (|| -> Result<(), Fault> {
         loop {
@@ -284,7 +287,10 @@ pub fn run_launch_traced(
             // The SM phase: each SM touches only its own state, so the order they step in
             // (`debug.step_order`) cannot matter. An SM reads the livelock epoch as it was
             // when the cycle began (plus its own progress); the progress of all is summed.
-            fill_step_order(&cfg.debug, cycle, &mut order);
+            if cfg.debug.step_order == crate::config::StepOrder::Shuffled {
+                fill_step_order(&cfg.debug, cycle, &mut order);
+            }
+            touched.clear();
             let epoch_start = epoch;
             let mut progress = 0;
             let mut step_fault: Option<(usize, Fault)> = None;
@@ -302,6 +308,9 @@ pub fn run_launch_traced(
                 let r = sm.step(cycle, &sh, &mut own_epoch);
                 progress += own_epoch - epoch_start;
                 last[i] = Some(cycle);
+                if sm.has_deferred() || !sm.outbox.is_empty() {
+                    touched.push(i);
+                }
                 let r = match r {
                     Ok(r) => r,
                     Err(f) => {
@@ -326,18 +335,18 @@ pub fn run_launch_traced(
                 return Err(f);
             }
             // The memory exchange: the instructions that reach the memory system, SM by SM in
-            // id order, whatever the order the SMs stepped in.
-            for (i, sm) in sms.iter_mut().enumerate() {
-                if !sm.has_deferred() {
-                    continue;
+            // id order, whatever the order the SMs stepped in; then their messages, in the
+            // same order.
+            touched.sort_unstable();
+            for &i in &touched {
+                let sm = &mut sms[i];
+                if sm.has_deferred() {
+                    let r = sm.exchange(cycle, &sh, global, l2, &mut epoch)?;
+                    issued += r.issued;
+                    done_ctas += r.ctas_completed as u64;
+                    suspect |= r.spin_suspect;
+                    wake[i] = cycle + 1;
                 }
-                let r = sm.exchange(cycle, &sh, global, l2, &mut epoch)?;
-                issued += r.issued;
-                done_ctas += r.ctas_completed as u64;
-                suspect |= r.spin_suspect;
-                wake[i] = cycle + 1;
-            }
-            for sm in sms.iter_mut().filter(|s| !s.outbox.is_empty()) {
                 outbox.append(&mut sm.outbox);
             }
             // Every SM was stepped at most once this cycle: their events, taken in id order,
