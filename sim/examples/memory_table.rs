@@ -10,6 +10,9 @@ use gpusim::microbench::{self as mb, Bench, Gpu, Window};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+/// A table of the doc: its text from the runs on the configs.
+type Table = fn(&Bench, &[Gpu]) -> String;
+
 const BEGIN: &str = "<!-- memory_table:begin -->";
 const END: &str = "<!-- memory_table:end -->";
 /// The config the loaded-latency manifests are built for (one CTA per SM).
@@ -28,7 +31,7 @@ fn main() {
     let bench = Bench::new(&root.join("traces/microbench"), &scratch).unwrap();
     let gpus = configs(&root);
     let mut doc = String::new();
-    let sections: [(&str, fn(&Bench, &[Gpu]) -> String); 5] = [
+    let sections: [(&str, Table); 5] = [
         ("Idle latencies", idle_latencies),
         ("Streaming bandwidth", streaming),
         ("Loaded latency", loaded_latency),
@@ -75,11 +78,10 @@ fn replace_between_markers(doc: &str, tables: &str) -> String {
     }
 }
 
-fn header(cols: &[&str]) -> String {
-    let align: Vec<&str> = cols
-        .iter()
-        .enumerate()
-        .map(|(i, _)| if i == 0 { "---" } else { "---:" })
+/// A table's header: the first `text` columns left-aligned, the numbers right-aligned.
+fn header(text: usize, cols: &[&str]) -> String {
+    let align: Vec<&str> = (0..cols.len())
+        .map(|i| if i < text { "---" } else { "---:" })
         .collect();
     format!("| {} |\n|{}|\n", cols.join(" | "), align.join("|"))
 }
@@ -89,7 +91,7 @@ fn row(cells: &[String]) -> String {
 }
 
 fn idle_latencies(b: &Bench, gpus: &[Gpu]) -> String {
-    let mut t = header(&["GPU", "L1 hit", "L2 hit", "DRAM (row miss)"]);
+    let mut t = header(1, &["GPU", "L1 hit", "L2 hit", "DRAM (row miss)"]);
     for gpu in gpus {
         let lats = mb::idle_latencies(b, gpu).unwrap();
         let mut cells = vec![gpu.name.clone()];
@@ -110,7 +112,7 @@ fn gbps(rate: f64, gpu: &Gpu) -> String {
 }
 
 fn streaming(b: &Bench, gpus: &[Gpu]) -> String {
-    let mut t = header(&[
+    let cols = [
         "GPU",
         "level",
         "B/cycle",
@@ -118,7 +120,8 @@ fn streaming(b: &Bench, gpus: &[Gpu]) -> String {
         "%",
         "GB/s",
         "configured GB/s",
-    ]);
+    ];
+    let mut t = header(2, &cols);
     for gpu in gpus {
         let l2 = mb::stream_l2(b, gpu).unwrap();
         let dram = mb::stream_dram(b, gpu).unwrap();
@@ -155,15 +158,18 @@ fn loaded_latency(b: &Bench, gpus: &[Gpu]) -> String {
         return format!("n/a: no {LOADED_GPU} config\n");
     };
     let peak = gpu.cfg.dram.bytes_per_cycle as f64;
-    let mut t = header(&[
-        "streaming warps",
-        "offered B/cycle",
-        "DRAM reads B/cycle",
-        "mean latency",
-        "median",
-        "90th percentile",
-        "chase end / run cycles",
-    ]);
+    let mut t = header(
+        1,
+        &[
+            "streaming warps",
+            "offered B/cycle",
+            "DRAM reads B/cycle",
+            "mean latency",
+            "median",
+            "90th percentile",
+            "chase end / run cycles",
+        ],
+    );
     for ctas in mb::LOADED_CTAS {
         let p = mb::loaded_latency(b, gpu, ctas).unwrap();
         t += &row(&[
@@ -205,14 +211,17 @@ fn schedulers(gpu: &Gpu) -> Vec<(String, Gpu)> {
 }
 
 fn row_locality(b: &Bench, gpus: &[Gpu]) -> String {
-    let mut t = header(&[
-        "GPU",
-        "scheduler",
-        "order",
-        "DRAM B/cycle",
-        "% of peak",
-        "row-hit rate",
-    ]);
+    let mut t = header(
+        3,
+        &[
+            "GPU",
+            "scheduler",
+            "order",
+            "DRAM B/cycle",
+            "% of peak",
+            "row-hit rate",
+        ],
+    );
     for gpu in gpus {
         for (sched, on) in schedulers(gpu) {
             for order in ["alternate", "batched"] {
@@ -260,7 +269,7 @@ fn mixed(b: &Bench, gpus: &[Gpu]) -> String {
         "written",
     ];
     cols.extend(DRAM_TIME_STATS.iter().map(|s| s.0));
-    let mut t = header(&cols);
+    let mut t = header(2, &cols);
     for gpu in gpus {
         for entry in ["rw_copy", "rw_add"] {
             let mut r = vec![gpu.name.clone(), entry.into()];

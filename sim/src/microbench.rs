@@ -126,17 +126,18 @@ impl Bench {
         let src = self.dir.join(format!("{}.yaml", v.name));
         let text = std::fs::read_to_string(&src).map_err(|e| format!("{}: {e}", src.display()))?;
         let mut out = String::new();
-        let mut todo =
+        let wanted =
             v.shapes.len() + usize::from(v.grid.is_some()) + usize::from(!v.tail.is_empty());
+        let mut made = 0;
         for line in text.lines().take_while(|l| !l.starts_with("checks:")) {
             let (line, edited) = self.edit(line, v);
-            todo -= usize::from(edited);
+            made += usize::from(edited);
             out.push_str(&line);
             out.push('\n');
         }
-        if todo != 0 {
+        if made != wanted {
             return Err(format!(
-                "{}: not every requested change applies",
+                "{}: {made} of the {wanted} requested changes apply (one launch, each buffer once)",
                 src.display()
             ));
         }
@@ -440,9 +441,12 @@ pub fn u32s(out: &RunOutput, name: &str) -> Result<Vec<u32>, String> {
         .collect())
 }
 
-/// The DRAM geometries the row-locality tables exist for (memsys.py ROW_GEOMETRIES): the
-/// manifests' suffix and (channels, banks, row_bytes, interleave_bytes).
-pub const ROW_GEOMETRIES: [(&str, (u32, u32, u32, u32)); 4] = [
+/// A DRAM geometry: (channels, banks, row_bytes, interleave_bytes) of `dram`.
+pub type DramGeometry = (u32, u32, u32, u32);
+
+/// The DRAM geometries the row-locality tables exist for (memsys.py ROW_GEOMETRIES), with the
+/// manifests' suffix.
+pub const ROW_GEOMETRIES: [(&str, DramGeometry); 4] = [
     ("tiny", (2, 16, 2048, 256)),
     ("gtx480", (6, 16, 4096, 256)),
     ("v100", (32, 16, 2048, 256)),
@@ -503,4 +507,43 @@ pub fn mixed(b: &Bench, gpu: &Gpu, entry: &str) -> Result<Option<Window>, String
         v.args(&[n])
     };
     Window::between(b, v, trips, gpu).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A variant rewrites the last arguments, the grid's x and a buffer's shape, makes the
+    /// kernel and `.npy` files absolute and drops the checks; a change that applies nowhere is
+    /// an error naming the manifest.
+    #[test]
+    fn variants_rewrite_the_manifest() {
+        let dir = std::env::temp_dir().join(format!("gpusim-microbench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("k.yaml"),
+            "kernel: k.ptx\nlaunches:\n  - entry: k\n    grid: [4, 1, 1]\n    block: [32, 1, 1]\n    \
+             args: [out, in, 7, 2]\nbuffers:\n  out: { dtype: u32, shape: [4], init: zeros }\n  \
+             in: { dtype: u32, shape: [8], init: { npy: in.npy } }\nchecks:\n  - buffer: out\n    values: [1]\n",
+        )
+        .unwrap();
+        let b = Bench::new(&dir, &dir.join("scratch")).unwrap();
+        let v = Variant::new("k").args(&[9, 5]).grid(6).shape("in", 16);
+        let text = std::fs::read_to_string(b.write(&v).unwrap()).unwrap();
+        let d = dir.display();
+        assert_eq!(
+            text,
+            format!(
+                "kernel: {d}/k.ptx\nlaunches:\n  - entry: k\n    grid: [6, 1, 1]\n    block: [32, 1, 1]\n    \
+                 args: [out, in, 9, 5]\nbuffers:\n  out: {{ dtype: u32, shape: [4], init: zeros }}\n  \
+                 in: {{ dtype: u32, shape: [16], init: {{ npy: {d}/in.npy }} }}\n"
+            )
+        );
+        let err = b.write(&Variant::new("k").shape("missing", 1)).unwrap_err();
+        assert!(
+            err.contains("k.yaml") && err.contains("0 of the 1"),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -248,16 +248,28 @@ fn occupancy_limits() {
 
 use gpusim::microbench::{self as mb, Bench, Gpu};
 
+/// The shipped configs.
+const SHIPPED: [&str; 5] = [
+    "tiny",
+    "fermi-gtx480",
+    "volta-v100",
+    "ampere-a100",
+    "hopper-h100",
+];
+
 fn shipped_gpu(name: &str) -> Gpu {
     Gpu::load(Some(&root().join(format!("configs/{name}.yaml")))).unwrap()
 }
 
-fn memory_bench(tag: &str) -> (Bench, PathBuf) {
+/// Run `f` with a bench writing into a scratch directory of its own, then print the lines it
+/// reported (each assertion shows them too).
+fn measure(tag: &str, f: impl FnOnce(&Bench, &mut Vec<String>)) {
     let dir = temp_dir(tag);
-    (
-        Bench::new(&root().join("traces/microbench"), &dir).unwrap(),
-        dir,
-    )
+    let b = Bench::new(&root().join("traces/microbench"), &dir).unwrap();
+    let mut report = Vec::new();
+    f(&b, &mut report);
+    eprintln!("{report:#?}");
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Each memory-system kernel on the configs it is built for passes its manifest's checks
@@ -317,25 +329,17 @@ fn memory_kernels_compute_their_outputs() {
 /// open-page DRAM chase).
 #[test]
 fn idle_latencies_are_the_configured_ones_on_every_config() {
-    let (b, dir) = memory_bench("idle");
-    let mut report = Vec::new();
-    for name in [
-        "tiny",
-        "fermi-gtx480",
-        "volta-v100",
-        "ampere-a100",
-        "hopper-h100",
-    ] {
-        for l in mb::idle_latencies(&b, &shipped_gpu(name)).unwrap() {
-            report.push(format!(
-                "{name} {}: {:.2} (configured {})",
-                l.level, l.measured, l.configured
-            ));
-            assert_eq!(l.measured, l.configured as f64, "{report:#?}");
+    measure("idle", |b, report| {
+        for name in SHIPPED {
+            for l in mb::idle_latencies(b, &shipped_gpu(name)).unwrap() {
+                report.push(format!(
+                    "{name} {}: {:.2} (configured {})",
+                    l.level, l.measured, l.configured
+                ));
+                assert_eq!(l.measured, l.configured as f64, "{report:#?}");
+            }
         }
-    }
-    eprintln!("{report:#?}");
-    let _ = std::fs::remove_dir_all(dir);
+    });
 }
 
 /// The streams reach the configured L2 and DRAM bandwidth within 5 % on tiny, volta-v100,
@@ -346,36 +350,34 @@ fn idle_latencies_are_the_configured_ones_on_every_config() {
 /// Little's law, 15 × 32 lines per ~500 cycles; docs/memory.md tables both.)
 #[test]
 fn streams_reach_the_configured_bandwidth() {
-    let (b, dir) = memory_bench("streams");
-    let mut report = Vec::new();
-    for name in ["tiny", "volta-v100", "ampere-a100", "hopper-h100"] {
-        let g = shipped_gpu(name);
-        let l2 = mb::stream_l2(&b, &g).unwrap();
-        let dram = mb::stream_dram(&b, &g).unwrap();
-        let got = [
-            ("L2", l2.per_cycle(|m| m.l2_bytes), g.cfg.l2.bytes_per_cycle),
-            (
-                "DRAM",
-                dram.per_cycle(|m| m.dram_bytes - m.dram_write_bytes),
-                g.cfg.dram.bytes_per_cycle,
-            ),
-        ];
-        for (level, rate, want) in got {
-            let share = rate / want as f64;
-            report.push(format!(
-                "{name} {level}: {rate:.1} B/cycle of {want} ({:.1} %)",
-                100.0 * share
-            ));
-            assert!((share - 1.0).abs() <= 0.05, "{report:#?}");
+    measure("streams", |b, report| {
+        for name in ["tiny", "volta-v100", "ampere-a100", "hopper-h100"] {
+            let g = shipped_gpu(name);
+            let l2 = mb::stream_l2(b, &g).unwrap();
+            let dram = mb::stream_dram(b, &g).unwrap();
+            let got = [
+                ("L2", l2.per_cycle(|m| m.l2_bytes), g.cfg.l2.bytes_per_cycle),
+                (
+                    "DRAM",
+                    dram.per_cycle(|m| m.dram_bytes - m.dram_write_bytes),
+                    g.cfg.dram.bytes_per_cycle,
+                ),
+            ];
+            for (level, rate, want) in got {
+                let share = rate / want as f64;
+                report.push(format!(
+                    "{name} {level}: {rate:.1} B/cycle of {want} ({:.1} %)",
+                    100.0 * share
+                ));
+                assert!((share - 1.0).abs() <= 0.05, "{report:#?}");
+            }
+            assert_eq!(
+                l2.delta(|m| m.dram_bytes),
+                0,
+                "{name}: the L2 stream reads DRAM"
+            );
         }
-        assert_eq!(
-            l2.delta(|m| m.dram_bytes),
-            0,
-            "{name}: the L2 stream reads DRAM"
-        );
-    }
-    eprintln!("{report:#?}");
-    let _ = std::fs::remove_dir_all(dir);
+    });
 }
 
 /// The loaded-latency chase on volta-v100: alone, with every access a row miss (closed
@@ -384,34 +386,32 @@ fn streams_reach_the_configured_bandwidth() {
 /// long again. The streams outlast the chase at every point.
 #[test]
 fn loaded_latency_rises_with_the_offered_load() {
-    let (b, dir) = memory_bench("loaded");
-    let g = shipped_gpu("volta-v100");
-    let idle = mb::loaded_latency(&b, &g.with("dram.row_policy", "closed").unwrap(), 0).unwrap();
-    let want = g.cfg.dram.latency as f64;
-    assert!(
-        idle.latencies.iter().all(|&l| l == want),
-        "{:?}",
-        idle.latencies
-    );
-    let mut report = Vec::new();
-    let mut last = 0.0;
-    for ctas in [0, 16, 40, 79] {
-        let p = mb::loaded_latency(&b, &g, ctas).unwrap();
-        report.push(format!(
-            "{} warps: offered {:.0} B/cycle, reads {:.0}, mean {:.1}, median {}",
-            p.warps(),
-            p.offered(&g.cfg),
-            p.achieved(),
-            p.mean(),
-            p.quantile(0.5)
-        ));
-        assert!(p.mean() >= last, "{report:#?}");
-        assert!(p.chase_end < p.stats.totals.cycles, "{report:#?}");
-        last = p.mean();
-    }
-    assert!(last > 1.5 * want, "{report:#?}");
-    eprintln!("{report:#?}");
-    let _ = std::fs::remove_dir_all(dir);
+    measure("loaded", |b, report| {
+        let g = shipped_gpu("volta-v100");
+        let idle = mb::loaded_latency(b, &g.with("dram.row_policy", "closed").unwrap(), 0).unwrap();
+        let want = g.cfg.dram.latency as f64;
+        assert!(
+            idle.latencies.iter().all(|&l| l == want),
+            "{:?}",
+            idle.latencies
+        );
+        let mut last = 0.0;
+        for ctas in [0, 16, 40, 79] {
+            let p = mb::loaded_latency(b, &g, ctas).unwrap();
+            report.push(format!(
+                "{} warps: offered {:.0} B/cycle, reads {:.0}, mean {:.1}, median {}",
+                p.warps(),
+                p.offered(&g.cfg),
+                p.achieved(),
+                p.mean(),
+                p.quantile(0.5)
+            ));
+            assert!(p.mean() >= last, "{report:#?}");
+            assert!(p.chase_end < p.stats.totals.cycles, "{report:#?}");
+            last = p.mean();
+        }
+        assert!(last > 1.5 * want, "{report:#?}");
+    });
 }
 
 /// The row-locality tables follow the DRAM mapping on every shipped geometry: served in issue
@@ -420,34 +420,26 @@ fn loaded_latency_rises_with_the_offered_load() {
 /// batched order moves more bytes per cycle.
 #[test]
 fn row_locality_follows_the_dram_mapping() {
-    let (b, dir) = memory_bench("rows");
-    let mut report = Vec::new();
-    for name in [
-        "tiny",
-        "fermi-gtx480",
-        "volta-v100",
-        "ampere-a100",
-        "hopper-h100",
-    ] {
-        let g = shipped_gpu(name);
-        let alt = mb::row_locality(&b, &g, "alternate").unwrap().unwrap();
-        let bat = mb::row_locality(&b, &g, "batched").unwrap().unwrap();
-        report.push(format!(
-            "{name}: alternate {:.1} B/cycle, hit rate {:.3}; batched {:.1}, {:.3}",
-            alt.dram_bytes_per_cycle(),
-            alt.row_hit_rate(),
-            bat.dram_bytes_per_cycle(),
-            bat.row_hit_rate()
-        ));
-        assert_eq!(alt.row_hit_rate(), 0.0, "{report:#?}");
-        assert_eq!(bat.row_hit_rate(), 30.0 / 32.0, "{report:#?}");
-        assert!(
-            bat.dram_bytes_per_cycle() > alt.dram_bytes_per_cycle(),
-            "{report:#?}"
-        );
-    }
-    eprintln!("{report:#?}");
-    let _ = std::fs::remove_dir_all(dir);
+    measure("rows", |b, report| {
+        for name in SHIPPED {
+            let g = shipped_gpu(name);
+            let alt = mb::row_locality(b, &g, "alternate").unwrap().unwrap();
+            let bat = mb::row_locality(b, &g, "batched").unwrap().unwrap();
+            report.push(format!(
+                "{name}: alternate {:.1} B/cycle, hit rate {:.3}; batched {:.1}, {:.3}",
+                alt.dram_bytes_per_cycle(),
+                alt.row_hit_rate(),
+                bat.dram_bytes_per_cycle(),
+                bat.row_hit_rate()
+            ));
+            assert_eq!(alt.row_hit_rate(), 0.0, "{report:#?}");
+            assert_eq!(bat.row_hit_rate(), 30.0 / 32.0, "{report:#?}");
+            assert!(
+                bat.dram_bytes_per_cycle() > alt.dram_bytes_per_cycle(),
+                "{report:#?}"
+            );
+        }
+    });
 }
 
 /// The mixed read/write streams keep DRAM within 5 % of its configured bandwidth on tiny and
@@ -455,27 +447,25 @@ fn row_locality_follows_the_dram_mapping() {
 /// reaching DRAM as L2 write-backs: half the bytes of the copy.
 #[test]
 fn mixed_streams_keep_the_dram_busy() {
-    let (b, dir) = memory_bench("mixed");
-    let mut report = Vec::new();
-    for name in ["tiny", "volta-v100"] {
-        let g = shipped_gpu(name);
-        for entry in ["rw_copy", "rw_add"] {
-            let w = mb::mixed(&b, &g, entry).unwrap().unwrap();
-            let share = w.dram_bytes_per_cycle() / g.cfg.dram.bytes_per_cycle as f64;
-            report.push(format!(
-                "{name} {entry}: {:.1} B/cycle ({:.1} %), {:.1} % written",
-                w.dram_bytes_per_cycle(),
-                100.0 * share,
-                100.0 * w.dram_write_share()
-            ));
-            assert!((share - 1.0).abs() <= 0.05, "{report:#?}");
-            if entry == "rw_copy" {
-                assert!((w.dram_write_share() - 0.5).abs() <= 0.03, "{report:#?}");
-            } else {
-                assert!(w.dram_write_share() > 0.2, "{report:#?}");
+    measure("mixed", |b, report| {
+        for name in ["tiny", "volta-v100"] {
+            let g = shipped_gpu(name);
+            for entry in ["rw_copy", "rw_add"] {
+                let w = mb::mixed(b, &g, entry).unwrap().unwrap();
+                let share = w.dram_bytes_per_cycle() / g.cfg.dram.bytes_per_cycle as f64;
+                report.push(format!(
+                    "{name} {entry}: {:.1} B/cycle ({:.1} %), {:.1} % written",
+                    w.dram_bytes_per_cycle(),
+                    100.0 * share,
+                    100.0 * w.dram_write_share()
+                ));
+                assert!((share - 1.0).abs() <= 0.05, "{report:#?}");
+                if entry == "rw_copy" {
+                    assert!((w.dram_write_share() - 0.5).abs() <= 0.03, "{report:#?}");
+                } else {
+                    assert!(w.dram_write_share() > 0.2, "{report:#?}");
+                }
             }
         }
-    }
-    eprintln!("{report:#?}");
-    let _ = std::fs::remove_dir_all(dir);
+    });
 }
