@@ -3,7 +3,8 @@
 //! published V100 figures. Run with `cargo run --release -p gpusim --example latency_table`.
 
 use gpusim::config::Config;
-use std::path::{Path, PathBuf};
+use gpusim::microbench::{Bench, Gpu, Variant};
+use std::path::Path;
 
 /// (level, chase, shorter and longer chain in loads, row policy, published cycles, its
 /// source). The DRAM chase walks along rows, so under the open-page policy most of its loads
@@ -41,51 +42,19 @@ const LEVELS: &[(&str, &str, u64, u64, &str, f64, &str)] = &[
     ),
 ];
 
-fn microbench() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/microbench")
-}
-
-/// `chase_NAME.yaml` with `n` loads and absolute file paths, written into `dir`.
-fn manifest(name: &str, n: u64, dir: &Path) -> PathBuf {
-    let src = std::fs::read_to_string(microbench().join(format!("chase_{name}.yaml"))).unwrap();
-    let mut text = String::new();
-    for line in src.lines() {
-        if line.starts_with("checks:") {
-            break;
-        }
-        let line = if let Some(file) = line.strip_prefix("kernel:") {
-            format!("kernel: {}", microbench().join(file.trim()).display())
-        } else if let Some((head, file)) = line.split_once("npy: ") {
-            let npy = microbench().join(file.trim_end_matches([' ', '}']));
-            format!("{head}npy: {} }} }}", npy.display())
-        } else if line.trim_start().starts_with("args:") {
-            let (head, _) = line.rsplit_once(", ").unwrap();
-            format!("{head}, {n}]")
-        } else {
-            line.to_string()
-        };
-        text.push_str(&line);
-        text.push('\n');
-    }
-    let path = dir.join(format!("chase_{name}_{n}.yaml"));
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 fn main() {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/volta-v100.yaml");
     let text = std::fs::read_to_string(&config).unwrap();
     let cfg = Config::from_yaml("volta-v100", &text, &[]).expect("volta-v100 is valid");
     let int = cfg.sm.units.int.latency as f64;
     let dir = std::env::temp_dir().join(format!("gpusim-latency-table-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let microbench = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/microbench");
+    let bench = Bench::new(&microbench, &dir).unwrap();
+    let gpu = Gpu::load(Some(&config)).unwrap();
     let cycles = |name: &str, n: u64, rows: &str| {
-        let set = [("dram.row_policy".to_string(), rows.to_string())];
-        gpusim::run_manifest(&manifest(name, n, &dir), Some(&config), &set)
-            .unwrap_or_else(|e| panic!("chase_{name}: {e}"))
-            .stats
-            .totals
-            .cycles
+        let v = Variant::new(&format!("chase_{name}")).args(&[n]);
+        let on = gpu.with("dram.row_policy", rows).unwrap();
+        bench.run(&v, &on).unwrap().stats.totals.cycles
     };
     println!("| level | simulated cycles per load | published V100 | difference | source |");
     println!("|---|---:|---:|---:|---|");

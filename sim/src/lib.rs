@@ -13,6 +13,7 @@ pub mod core;
 pub mod gemm;
 pub mod launch;
 pub mod mem;
+pub mod microbench;
 pub mod output;
 pub mod progress;
 pub mod run;
