@@ -133,11 +133,12 @@ struct Seen {
     /// Retirements that came after a later place in their SM's cycle (the memory exchange).
     late: u64,
     last: std::collections::BTreeMap<u32, (u64, u32)>,
-    records: Vec<(
-        (u64, u32, u32),
-        (u32, [u32; 3], u32, u32, gpusim::simt::Mask),
-    )>,
+    records: Vec<(IssueKey, Shown)>,
 }
+
+/// (cycle, SM, place in the SM's issue order) and (SM, CTA, warp, pc, executed lanes).
+type IssueKey = (u64, u32, u32);
+type Shown = (u32, [u32; 3], u32, u32, gpusim::simt::Mask);
 
 struct Observer(std::sync::Arc<std::sync::Mutex<Seen>>);
 
