@@ -313,7 +313,7 @@ impl Sm {
         self.deferred.push(Deferred { picked, second });
     }
 
-    /// Issue the instruction a scheduler picked for warp `slot`, and with dual issue a second,
+    /// Issue the instruction a scheduler picked (`p`), and with dual issue a second,
     /// independent one of the same warp to another unit (deferred to the exchange when it
     /// reaches the memory system and `mem` is not held). Counts the second in `res.issued`;
     /// the caller counted the first.
