@@ -174,4 +174,150 @@ fn load_latency_and_component_utilisation_add_up() {
         "{channel_bytes} vs {}",
         m.counters.dram_bytes
     );
+
+/// What the test observer saw: calls per stage boundary, and per retired instruction its
+/// (cycle, SM, order) and what the trace shows of it (SM, CTA, warp, pc, executed lanes).
+#[derive(Default)]
+struct Seen {
+    executed: u64,
+    retired: u64,
+    /// Retirements that came after a later place in their SM's cycle (the memory exchange).
+    late: u64,
+    last: std::collections::BTreeMap<u32, (u64, u32)>,
+    records: Vec<(IssueKey, Shown)>,
+}
+
+/// (cycle, SM, place in the SM's issue order) and (SM, CTA, warp, pc, executed lanes).
+type IssueKey = (u64, u32, u32);
+type Shown = (u32, [u32; 3], u32, u32, gpusim::simt::Mask);
+
+struct Observer(std::sync::Arc<std::sync::Mutex<Seen>>);
+
+impl gpusim::core::sm::hooks::IssueHook for Observer {
+    fn execute(
+        &mut self,
+        _at: &gpusim::core::sm::hooks::IssueView,
+        _env: &gpusim::core::exec::ExecEnv,
+    ) {
+        self.0.lock().unwrap().executed += 1;
+    }
+
+    fn retire(&mut self, at: &gpusim::core::sm::hooks::IssueView, exec: gpusim::simt::Mask) {
+        let mut s = self.0.lock().unwrap();
+        s.retired += 1;
+        let key = (at.cycle, at.sm, at.order);
+        if s.last
+            .get(&at.sm)
+            .is_some_and(|&l| l > (at.cycle, at.order))
+        {
+            s.late += 1;
+        }
+        s.last.insert(at.sm, (at.cycle, at.order));
+        let seen = (at.sm, at.cta.ctaid, at.warp.warp_in_cta, at.pc, exec);
+        s.records.push((key, seen));
+    }
+}
+
+/// The issue path's seam (`core::sm::hooks`): an observer installed on every SM sees each
+/// instruction once at each boundary (as many as `warp_instructions`), and its records, put
+/// in (cycle, SM, order) order, are the warp trace's events — the memory exchange issues
+/// global accesses after the SM's other instructions, but they keep their place.
+#[test]
+fn issue_hooks_see_every_instruction_in_trace_order() {
+    use gpusim::core::gpu::{run_launch_observed, LaunchSpec};
+    use gpusim::core::sm::hooks::IssueHook;
+    // Even warps load while odd ones compute, so a scheduler's load (issued in the memory
+    // exchange) and another's add (issued in the step) share a cycle.
+    const PTX: &str = ".version 7.0\n.target sm_70\n.address_size 64\n\
+.visible .entry k(.param .u64 a, .param .u64 out)\n{\n\
+  .reg .b64 %rd<6>;\n  .reg .b32 %r<16>;\n  .reg .pred %p<3>;\n\
+  ld.param.u64 %rd1, [a];\n  ld.param.u64 %rd2, [out];\n\
+  cvta.to.global.u64 %rd1, %rd1;\n  cvta.to.global.u64 %rd2, %rd2;\n\
+  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, %ctaid.x;\n  mov.u32 %r3, %ntid.x;\n\
+  mad.lo.u32 %r4, %r2, %r3, %r1;\n  mul.wide.u32 %rd3, %r4, 4;\n\
+  add.u64 %rd4, %rd1, %rd3;\n  shr.u32 %r6, %r1, 5;\n  and.b32 %r6, %r6, 1;\n\
+  setp.eq.u32 %p2, %r6, 1;\n  @%p2 bra ALU;\n\
+  ld.global.u32 %r10, [%rd4];\n  ld.global.u32 %r11, [%rd4];\n\
+  ld.global.u32 %r12, [%rd4];\n  ld.global.u32 %r13, [%rd4];\n  bra JOIN;\nALU:\n\
+  add.u32 %r10, %r1, 1;\n  add.u32 %r11, %r1, 2;\n  add.u32 %r12, %r1, 3;\n\
+  add.u32 %r13, %r1, 4;\n  add.u32 %r14, %r1, 5;\n  add.u32 %r15, %r1, 6;\nJOIN:\n\
+  ld.global.u32 %r5, [%rd4];\n\
+  and.b32 %r6, %r1, 1;\n  setp.eq.u32 %p1, %r6, 0;\n  @%p1 bra EVEN;\n\
+  add.u32 %r5, %r5, 3;\nEVEN:\n  bar.sync 0;\n  add.u64 %rd5, %rd2, %rd3;\n\
+  st.global.u32 [%rd5], %r5;\n  ret;\n}\n";
+    let (ctas, threads) = (16u32, 128u32);
+    let n = (ctas * threads) as usize;
+    let volta = trace("../configs/volta-v100.yaml");
+    for dual in ["false", "true"] {
+        let set = [("sm.dual_issue".to_string(), dual.to_string())];
+        let module = gpusim_isa::parse_module("k.ptx", PTX).unwrap();
+        let cfg = gpusim::run::load_config(Some(&volta), &[], &set)
+            .unwrap()
+            .for_module(&module)
+            .unwrap();
+        let prog = gpusim::core::program::Program::prepare(module).unwrap();
+        let mut global = gpusim::mem::GlobalMemory::default();
+        let a: Vec<u8> = (0..n as u32).flat_map(|i| (i * 7).to_le_bytes()).collect();
+        let a_at = global.alloc("a", &a);
+        let out_at = global.alloc("out", &vec![0; 4 * n]);
+        let mut l2 = gpusim::mem::hierarchy::Backend::new(&cfg);
+        let spec = LaunchSpec {
+            entry: prog.module.find_function("k").unwrap(),
+            grid: [ctas, 1, 1],
+            block: [threads, 1, 1],
+            dynamic_shared: 0,
+            params: [a_at.to_le_bytes(), out_at.to_le_bytes()].concat(),
+            trace: true,
+            progress: false,
+            skip_tensor_math: false,
+            cluster: None,
+            record_async: false,
+        };
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+        let mut observers =
+            |_sm: u32| -> Vec<Box<dyn IssueHook>> { vec![Box::new(Observer(seen.clone()))] };
+        let mut events = Vec::new();
+        let o = run_launch_observed(
+            &prog,
+            &cfg,
+            &mut global,
+            &mut l2,
+            &[],
+            &spec,
+            &mut events,
+            &mut observers,
+        );
+        assert!(o.fault.is_none(), "{:?}", o.fault.map(|f| f.message));
+        let got = global.slice(out_at, 4 * n as u64);
+        for i in 0..n {
+            let v = u32::from_le_bytes(got[4 * i..4 * i + 4].try_into().unwrap());
+            let odd = if i % 2 == 1 { 3 } else { 0 };
+            assert_eq!(v, i as u32 * 7 + odd, "out[{i}]");
+        }
+        let mut s = seen.lock().unwrap();
+        let insts = o.stats.counters.warp_instructions;
+        assert!(insts > 0);
+        assert_eq!((s.executed, s.retired), (insts, insts), "dual issue {dual}");
+        assert!(
+            s.late > 0,
+            "no instruction was issued in the memory exchange"
+        );
+        s.records.sort_by_key(|r| r.0);
+        let traced: Vec<_> = events
+            .iter()
+            .map(|e| (e.sm, e.cta, e.warp, e.pc, e.exec))
+            .collect();
+        let observed: Vec<_> = s.records.iter().map(|r| r.1).collect();
+        assert_eq!(observed.len(), traced.len());
+        let first = observed.iter().zip(&traced).position(|(o, t)| o != t);
+        assert_eq!(first, None, "dual issue {dual}: the first difference");
+        // One CTA per SM, warp w on scheduler w: within a cycle, scheduler order.
+        for p in events.windows(2) {
+            let same = (p[0].cycle, p[0].sm) == (p[1].cycle, p[1].sm);
+            assert!(!same || p[0].warp <= p[1].warp, "{}\n{}", p[0], p[1]);
+        }
+        let cycles: Vec<u64> = events.iter().map(|e| e.cycle).collect();
+        let keys: Vec<u64> = s.records.iter().map(|r| r.0 .0).collect();
+        assert_eq!(keys, cycles);
+    }
 }

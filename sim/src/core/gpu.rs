@@ -6,6 +6,7 @@ use super::exec::LaunchGeom;
 use super::fault::{Fault, FaultKind};
 use super::liveness::LiveTracker;
 use super::program::Program;
+use super::sm::hooks::{AsyncRecorder, IssueHook, TraceHook};
 use super::sm::{Shared, Sm};
 use super::warp::{Frame, Warp, WarpState};
 use crate::config::Config;
@@ -109,6 +110,23 @@ pub fn run_launch_traced(
     spec: &LaunchSpec,
     trace: &mut dyn TraceSink,
 ) -> LaunchOutcome {
+    let mut none = |_| Vec::new();
+    run_launch_observed(prog, cfg, global, l2, consts, spec, trace, &mut none)
+}
+
+/// `run_launch_traced` with more observers on each SM's issue path: `observers(sm)` gives
+/// SM `sm`'s (`sm::hooks`; they see the launch's instructions and never change its results).
+#[allow(clippy::too_many_arguments)]
+pub fn run_launch_observed(
+    prog: &Program,
+    cfg: &Config,
+    global: &mut GlobalMemory,
+    l2: &mut crate::mem::hierarchy::Backend,
+    consts: &[u8],
+    spec: &LaunchSpec,
+    trace: &mut dyn TraceSink,
+    observers: &mut dyn FnMut(u32) -> Vec<Box<dyn IssueHook>>,
+) -> LaunchOutcome {
     let entry = prog.module.function(spec.entry);
     let ws = cfg.sm.warp_size;
     // Saturating, not overflowing: an absurd block or shared size is rejected by
@@ -173,22 +191,28 @@ pub fn run_launch_traced(
     let cluster_ctas: u32 = cluster.iter().product();
     let interest = spec
         .record_async
-        .then(|| gpusim_models::async_sync::Interest::new(&prog.module));
+        .then(|| std::sync::Arc::new(gpusim_models::async_sync::Interest::new(&prog.module)));
     let sh = Shared {
         prog,
         cfg,
         geom: &geom,
         params: &spec.params,
         consts,
-        trace: spec.trace,
         programs: &crate::mem::hierarchy::ProgramTable::new(cfg),
         costs: crate::mem::hierarchy::Costs::of(cfg),
         skip_tensor_math: spec.skip_tensor_math,
-        async_interest: interest.as_ref(),
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
-    if spec.record_async {
-        sms.iter_mut().for_each(|s| s.async_log = Some(Vec::new()));
+    for sm in &mut sms {
+        if spec.trace {
+            sm.add_hook(Box::<TraceHook>::default());
+        }
+        if let Some(i) = &interest {
+            sm.add_hook(Box::new(AsyncRecorder::new(i.clone())));
+        }
+        for h in observers(sm.id) {
+            sm.add_hook(h);
+        }
     }
     // L1s start cold at every launch (the formal `flush` at the grid boundary); the L2 keeps
     // its contents across the run's launches while ports, servers and banks restart idle.
@@ -446,7 +470,7 @@ pub fn run_launch_traced(
     // Each SM's log is in its order; SMs step in id order within a cycle.
     let mut async_events: Vec<gpusim_models::async_sync::AsyncEvent> = sms
         .iter_mut()
-        .flat_map(|s| s.async_log.take().unwrap_or_default())
+        .flat_map(|s| s.hook_mut().map(AsyncRecorder::take).unwrap_or_default())
         .collect();
     async_events.sort_by_key(|e| (e.cycle, e.sm));
     LaunchOutcome {
@@ -487,9 +511,11 @@ fn splitmix64(state: &mut u64) -> u64 {
 
 /// Hand every SM's warp events to `trace`, SM by SM.
 fn drain_events(sms: &mut [Sm], trace: &mut dyn TraceSink) {
-    for sm in sms.iter_mut().filter(|s| !s.events.is_empty()) {
-        for e in sm.events.drain(..) {
-            trace.event(e);
+    for sm in sms.iter_mut() {
+        if let Some(t) = sm.hook_mut::<TraceHook>() {
+            for e in t.drain() {
+                trace.event(e);
+            }
         }
     }
 }
@@ -617,7 +643,6 @@ fn make_cta(
             async_group: 0,
             hopper: Default::default(),
             wgmma: Default::default(),
-            trace_states: Default::default(),
         });
     }
     let cta = Cta {

@@ -1,22 +1,20 @@
 //! One SM: resident CTAs and warps, its warp schedulers, the scoreboard, barriers, and the
 //! per-cycle issue step. Each scheduler issues at most one instruction per cycle.
 
+pub mod hooks;
 mod hopper;
 mod report;
-use super::cta::{Arrival, Cta, Release};
-use super::exec::{ExecEnv, Executed, MemSummary};
-use super::fault::{Fault, FaultKind};
+mod stages;
+use super::cta::{Cta, Release};
+use super::fault::Fault;
 use super::program::Program;
-use super::program::Unit;
 use super::sched::{checked_pick, not_selected, Candidate};
 use super::subpart::SubPartition;
 use super::warp::{Warp, WarpState};
-use crate::config::{BarrierDivergence, Config};
-use crate::simt::{Flow, Outcome, StepCtx};
-use crate::stats::{SmStats, Stall, WarpEvent};
-use gpusim_isa::{BarKind, Space};
+use crate::config::Config;
+use crate::stats::{SmStats, Stall};
 pub use report::Wait;
-use std::hash::Hasher;
+use stages::{classify, next_unit, Picked};
 
 pub struct Sm {
     pub id: u32,
@@ -32,7 +30,11 @@ pub struct Sm {
     pub stats: SmStats,
     /// This SM's L1, MSHRs and shared-memory bank locks (`mem::hierarchy`).
     pub mem: crate::mem::hierarchy::SmMemory,
-    pub events: Vec<WarpEvent>,
+    /// Observers of the issue path (`sm::hooks`: the warp trace, the checker's recorder).
+    hooks: hooks::Hooks,
+    /// The place in this cycle's issue order of the instruction issuing now (0 before any:
+    /// landings), for the observers (`hooks::IssueView::order`).
+    order: u32,
     next_age: u64,
     cands: Vec<Candidate>,
     /// Bulk and tensor copies on their way into shared memory (`sm::hopper`).
@@ -41,9 +43,6 @@ pub struct Sm {
     /// Messages to other SMs and to the cluster barriers, collected by the GPU after each
     /// step (`core::cluster`).
     pub outbox: Vec<super::cluster::Outgoing>,
-    /// The asynchronous-synchronisation checker's events (None: not recording;
-    /// `LaunchSpec::record_async`).
-    pub async_log: Option<Vec<gpusim_models::async_sync::AsyncEvent>>,
     /// Instructions picked in this cycle's step, issued in the memory exchange.
     deferred: Vec<Deferred>,
 }
@@ -65,15 +64,11 @@ pub struct Shared<'a> {
     pub geom: &'a super::exec::LaunchGeom,
     pub params: &'a [u8],
     pub consts: &'a [u8],
-    /// Record a `WarpEvent` per issued instruction.
-    pub trace: bool,
     /// The memory program of every operation, and the cost of each place a step reaches.
     pub programs: &'a crate::mem::hierarchy::ProgramTable,
     pub costs: crate::mem::hierarchy::Costs,
     /// Timing-only run: tensor instructions leave their accumulators unchanged.
     pub skip_tensor_math: bool,
-    /// What the asynchronous-synchronisation recorder needs (with `Sm::async_log`).
-    pub async_interest: Option<&'a gpusim_models::async_sync::Interest>,
 }
 
 impl Sm {
@@ -93,15 +88,25 @@ impl Sm {
             used_shared: 0,
             stats: SmStats::default(),
             mem: crate::mem::hierarchy::SmMemory::new(cfg),
-            events: Vec::new(),
+            hooks: Default::default(),
+            order: 0,
             next_age: 0,
             cands: Vec::with_capacity(n),
             landings: Default::default(),
             landing_buf: Vec::new(),
             outbox: Vec::new(),
-            async_log: None,
             deferred: Vec::with_capacity(cfg.sm.schedulers as usize * 2),
         }
+    }
+
+    /// Attach an observer to this SM's issue path.
+    pub fn add_hook(&mut self, h: Box<dyn hooks::IssueHook>) {
+        self.hooks.push(h);
+    }
+
+    /// This SM's first observer of type `H`.
+    pub fn hook_mut<H: hooks::IssueHook>(&mut self) -> Option<&mut H> {
+        self.hooks.get_mut::<H>()
     }
 
     /// Whether `step` left instructions for the memory exchange.
@@ -187,6 +192,7 @@ impl Sm {
             ctas_completed: 0,
             spin_suspect: false,
         };
+        self.order = 0;
         self.land_async_copies(cycle, epoch);
         // No cluster unit, no peer messages: the latency is never used.
         let one_way = sh
@@ -199,6 +205,7 @@ impl Sm {
             res.next_ready = Some(t);
         }
         let n_parts = self.parts.len();
+        let mut picks = 0;
         for s in 0..n_parts {
             self.cands.clear();
             for slot in (s..self.warps.len()).step_by(n_parts) {
@@ -235,11 +242,18 @@ impl Sm {
                 .stall(Stall::NotSelected, not_selected(&self.cands));
             self.stats.stall(Stall::Issued, 1);
             res.issued += 1;
+            // Two places per pick: a dual issue's second instruction takes the odd one.
+            let p = Picked {
+                slot,
+                part: s,
+                order: 2 * picks,
+            };
+            picks += 1;
             if self.reaches_memory_system(slot, sh) {
-                self.defer(slot, s, false);
+                self.defer(p, false);
                 continue;
             }
-            self.issue_picked(slot, s, cycle, sh, None, epoch, &mut res)?;
+            self.issue_picked(p, cycle, sh, None, epoch, &mut res)?;
         }
         res.ctas_completed = self.retire_completed_ctas();
         Ok(res)
@@ -247,8 +261,8 @@ impl Sm {
 
     /// Issue the instructions `step` deferred, in the order it picked them, now that this
     /// SM holds the memory system (global memory and the L2 side): the GPU calls this for
-    /// every SM in id order once all have stepped. Their trace events and checker records
-    /// take the places they would have had, had they issued in the step.
+    /// every SM in id order once all have stepped. Each keeps the place in the issue order it
+    /// was picked at (`hooks::IssueView::order`), so observers record it there.
     pub fn exchange(
         &mut self,
         cycle: u64,
@@ -264,23 +278,17 @@ impl Sm {
             spin_suspect: false,
         };
         let deferred = std::mem::take(&mut self.deferred);
-        let (mut moved_events, mut moved_logs) = (0, 0);
         for d in &deferred {
-            let (events_before, logs_before) = (self.events.len(), self.async_log_len());
             let mem = Some(MemSystem {
                 global: &mut *global,
                 back: &mut *l2,
             });
             let r = if d.second {
-                self.issue(d.slot, d.part, cycle, sh, mem, epoch, &mut res)
+                self.issue(d.picked, cycle, sh, mem, epoch, &mut res)
                     .map(|_| ())
             } else {
-                self.issue_picked(d.slot, d.part, cycle, sh, mem, epoch, &mut res)
+                self.issue_picked(d.picked, cycle, sh, mem, epoch, &mut res)
             };
-            moved_events += move_tail(&mut self.events, events_before, d.events_at + moved_events);
-            if let Some(log) = self.async_log.as_mut() {
-                moved_logs += move_tail(log, logs_before, d.logs_at + moved_logs);
-            }
             if let Err(f) = r {
                 self.deferred = deferred;
                 self.deferred.clear();
@@ -298,60 +306,49 @@ impl Sm {
         let Some(w) = &self.warps[slot] else {
             return false;
         };
-        let func = sh.prog.module.function(w.func());
-        func.body
-            .get(w.pc() as usize)
-            .is_some_and(|inst| super::exec::uses_memory_system(&inst.op))
+        stages::fetch(w, sh.prog).is_some_and(|at| super::exec::uses_memory_system(&at.inst.op))
     }
 
-    fn defer(&mut self, slot: usize, part: usize, second: bool) {
-        let logs_at = self.async_log_len();
-        self.deferred.push(Deferred {
-            slot,
-            part,
-            second,
-            events_at: self.events.len(),
-            logs_at,
-        });
+    fn defer(&mut self, picked: Picked, second: bool) {
+        self.deferred.push(Deferred { picked, second });
     }
 
-    fn async_log_len(&self) -> usize {
-        self.async_log.as_ref().map_or(0, Vec::len)
-    }
-
-    /// Issue the instruction a scheduler picked for warp `slot`, and with dual issue a second,
+    /// Issue the instruction a scheduler picked (`p`), and with dual issue a second,
     /// independent one of the same warp to another unit (deferred to the exchange when it
     /// reaches the memory system and `mem` is not held). Counts the second in `res.issued`;
     /// the caller counted the first.
-    #[allow(clippy::too_many_arguments)]
     fn issue_picked(
         &mut self,
-        slot: usize,
-        s: usize,
+        p: Picked,
         cycle: u64,
         sh: &Shared,
         mut mem: Option<MemSystem>,
         epoch: &mut u64,
         res: &mut StepResult,
     ) -> Result<(), Fault> {
-        let first = self.issue(slot, s, cycle, sh, reborrow(&mut mem), epoch, res)?;
+        let first = self.issue(p, cycle, sh, reborrow(&mut mem), epoch, res)?;
         if !sh.cfg.sm.dual_issue {
             return Ok(());
         }
-        let Some(w) = &self.warps[slot] else {
+        let Some(w) = &self.warps[p.slot] else {
             return Ok(());
         };
         let second = next_unit(w);
-        if !(second.is_some_and(|u| Some(u) != first) && classify(w, &self.parts[s], cycle).is_ok())
+        if !(second.is_some_and(|u| Some(u) != first)
+            && classify(w, &self.parts[p.part], cycle).is_ok())
         {
             return Ok(());
         }
         res.issued += 1;
-        if mem.is_none() && self.reaches_memory_system(slot, sh) {
-            self.defer(slot, s, true);
+        let p = Picked {
+            order: p.order + 1,
+            ..p
+        };
+        if mem.is_none() && self.reaches_memory_system(p.slot, sh) {
+            self.defer(p, true);
             return Ok(());
         }
-        self.issue(slot, s, cycle, sh, mem, epoch, res)?;
+        self.issue(p, cycle, sh, mem, epoch, res)?;
         Ok(())
     }
 
@@ -401,385 +398,6 @@ impl Sm {
             };
             self.stats.stall(stall, n);
         }
-    }
-
-    /// Issue the next instruction of warp `slot` on sub-partition `part`; returns the unit
-    /// kind it occupied.
-    #[allow(clippy::too_many_arguments)]
-    fn issue(
-        &mut self,
-        slot: usize,
-        part: usize,
-        cycle: u64,
-        sh: &Shared,
-        mem_sys: Option<MemSystem>,
-        epoch: &mut u64,
-        res: &mut StepResult,
-    ) -> Result<Option<Unit>, Fault> {
-        let unit = self.warps[slot].as_ref().and_then(next_unit);
-        let mut held = None;
-        if let Some(u) = unit {
-            let p = &mut self.parts[part];
-            if let Some(i) = p.free_unit(u, cycle) {
-                self.stats.unit_busy[u as usize] += p.occupy(u, i, cycle);
-                held = Some((u, i));
-            }
-        }
-        // Borrow the warp, its CTA and the counters side by side (no move of the warp).
-        let Sm {
-            warps,
-            ctas,
-            stats,
-            events,
-            id,
-            mem,
-            async_log,
-            ..
-        } = self;
-        let w = warps[slot].as_mut().expect("picked warps exist");
-        let cta = ctas[w.cta].as_mut().expect("a warp's CTA is resident");
-        let (global, l2) = match mem_sys {
-            Some(m) => (Some(m.global), Some(m.back)),
-            None => (None, None),
-        };
-        let ctx = IssueCtx {
-            sm_id: *id,
-            cta,
-            stats,
-            events,
-            mem,
-            l2,
-            async_log,
-        };
-        let r = Self::issue_warp(ctx, w, slot, cycle, sh, global, epoch, res);
-        w.refresh_ready(sh.prog);
-        let done = r?;
-        self.after_async(slot, cycle, sh.prog);
-        // An uncoalesced or bank-conflicted access holds the ldst unit for all its passes.
-        if let (Some((u, i)), true) = (held, done.passes > 1) {
-            self.stats.unit_busy[u as usize] += self.parts[part].hold(u, i, cycle, done.passes);
-        }
-        // A wgmma slice holds the tensor unit for its cycles.
-        if let (Some((u, i)), Some(busy)) = (held, done.tensor_busy) {
-            self.stats.unit_busy[u as usize] += self.parts[part].hold_cycles(u, i, cycle, busy);
-        }
-        if let Some(release) = done.release {
-            self.apply_release(release, cycle, sh, epoch);
-        }
-        if done.completed {
-            self.warp_completed(slot, sh, epoch, res, cycle);
-        } else if done.lanes_exited && sh.cfg.sm.exited_warps_arrive {
-            // Per-thread arrivals: waiters proceed once the threads that did not arrive have
-            // exited (the hardware rule of `warp_completed`, per thread).
-            let cslot = self.warps[slot].as_ref().expect("issued warps exist").cta;
-            let cta = self.ctas[cslot].as_mut().expect("a warp's CTA is resident");
-            let ws = sh.cfg.sm.warp_size;
-            let releases: Vec<Release> = (0..super::cta::N_BARRIERS)
-                .filter_map(|b| cta.try_complete(b, ws, true))
-                .collect();
-            for r in releases {
-                self.apply_release(r, cycle, sh, epoch);
-            }
-        }
-        Ok(unit)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn issue_warp(
-        ctx: IssueCtx,
-        w: &mut Warp,
-        slot: usize,
-        cycle: u64,
-        sh: &Shared,
-        global: Option<&mut crate::mem::GlobalMemory>,
-        epoch: &mut u64,
-        res: &mut StepResult,
-    ) -> Result<IssueDone, Fault> {
-        let f = w.func();
-        let pc = w.pc() as usize;
-        let func = sh.prog.module.function(f);
-        let Some(inst) = func.body.get(pc) else {
-            let cta = ctx.cta.ctaid;
-            return Err(Fault::new(
-                FaultKind::Control,
-                format!(
-                    "warp {} of CTA {cta:?} ran past the end of `{}` (no exit or ret on this path)",
-                    w.warp_in_cta, func.name
-                ),
-            ));
-        };
-        let cta = ctx.cta;
-        let mut env = ExecEnv {
-            prog: sh.prog,
-            global,
-            shared: &mut cta.shared,
-            consts: sh.consts,
-            params: sh.params,
-            geom: sh.geom,
-            ctaid: cta.ctaid,
-            hw_warp: slot as u32,
-            sm_id: ctx.sm_id,
-            n_sms: sh.cfg.sm.count,
-            max_warps: sh.cfg.sm.max_warps,
-            cycle,
-            local_limit: sh.cfg.sm.local_bytes_per_thread,
-            epoch,
-            coalescer: sh.cfg.coalescer(),
-            mem: super::exec::MemPort {
-                sm: &mut *ctx.mem,
-                back: ctx.l2,
-                programs: sh.programs,
-                costs: sh.costs,
-                counters: &mut ctx.stats.memory,
-            },
-            tma: sh.cfg.sm.tma,
-            cluster: sh.cfg.sm.cluster,
-            wgmma_log: &mut cta.wgmma_log,
-            skip_tensor_math: sh.skip_tensor_math,
-        };
-        if let (Some(log), Some(interest)) = (ctx.async_log.as_mut(), sh.async_interest) {
-            if let Some((kind, lanes)) = env.async_event(w, inst, interest) {
-                log.push(gpusim_models::async_sync::AsyncEvent {
-                    cycle,
-                    sm: ctx.sm_id,
-                    cta: cta.linear as u32,
-                    ctaid: cta.ctaid,
-                    warp: w.warp_in_cta,
-                    lanes: lanes as u32,
-                    at: Some((f.0, pc as u32)),
-                    kind,
-                });
-            }
-        }
-        let ex: Executed = env.execute(w, inst)?;
-        // An executed wgmma.mma_async: D's completion and the cycles it holds the tensor unit.
-        let tensor_busy = match ex.lanes {
-            0 => None,
-            _ => sh
-                .cfg
-                .sm
-                .wgmma
-                .and_then(|wg| super::wgmma_state::time_issue(w, &inst.op, cycle, &wg)),
-        };
-        let class = sh.prog.funcs[f.0 as usize].class[pc];
-        let passes = match ex.mem {
-            Some(m) => mem_passes(&m, ctx.stats),
-            None => super::program::tensor_passes(&inst.op),
-        };
-        // The last pass leaves the unit (passes − 1) intervals after the first, so the result
-        // comes that much later than its programs (or the class latency) say.
-        let extra = (passes as u64 - 1) * class.unit().shape(&sh.cfg.sm.units).1 as u64;
-        let (lat, mem_end) = match ex.mem {
-            Some(m) => {
-                if matches!(inst.op, gpusim_isa::Op::Ld { .. })
-                    && matches!(m.space, Space::Global | Space::Local)
-                {
-                    ctx.stats
-                        .memory
-                        .record_load_latency(m.release - cycle + extra);
-                }
-                (m.release - cycle + extra, m.end + extra)
-            }
-            None => {
-                let l = class.latency(sh.cfg) as u64;
-                (l, cycle + l)
-            }
-        };
-
-        let deps = &sh.prog.funcs[f.0 as usize].deps;
-        if w.simt.split_issue() {
-            // A released `.sync` collective: each lane wrote the destinations of the matching
-            // instruction at its own pc.
-            let active = w.simt.active_mask();
-            for l in (0..w.warp_size as usize).filter(|l| active >> l & 1 == 1) {
-                let at = w.simt.lane_pc(l) as usize;
-                let writes = deps.writes(at);
-                w.set_ready(writes, cycle + lat.max(1), class.is_long());
-            }
-        } else if !matches!(ex.flow, Flow::CollectiveWait { .. }) {
-            // (A collective that waits for its members writes nothing yet.)
-            w.set_ready(deps.writes(pc), cycle + lat.max(1), class.is_long());
-        }
-        w.instructions += 1;
-        ctx.stats.warp_instructions += 1;
-        ctx.stats.thread_instructions += ex.lanes.count_ones() as u64;
-        ctx.stats.lanes[ex.lanes.count_ones() as usize] += 1;
-        let mut done = IssueDone {
-            passes,
-            tensor_busy,
-            completed: false,
-            release: None,
-            lanes_exited: false,
-        };
-        // Independent thread scheduling: a diverged warp reaches a CTA barrier group by group;
-        // each arrival counts the group's threads and only the group waits (the policy parks
-        // it, `Flow::BarrierWait`); the warp blocks when no group can run (`Outcome::Blocked`).
-        let its = w.simt.independent_threads();
-        if let Some(bar) = ex.bar {
-            if bar.divergent && !its && sh.cfg.sm.barrier_divergence == BarrierDivergence::Fault {
-                return Err(Fault::new(
-                    FaultKind::BarrierDivergence,
-                    format!(
-                        "barrier {} reached by a diverged warp in kernel `{}` at {}:{}: executing lanes {:#x}, live lanes {:#x} (CTA {:?}, warp {}; set sm.barrier_divergence: count-warp for the formal model's rule)",
-                        bar.barid, sh.geom.kernel, sh.prog.module.file, inst.span.line, bar.preds.0, w.valid & !w.simt.exited_mask(), cta.ctaid, w.warp_in_cta
-                    ),
-                ));
-            }
-            let wait = matches!(bar.kind, BarKind::Sync | BarKind::Red(_));
-            if wait {
-                // Under ITS the waiting lanes are parked by the policy; the per-warp scoreboard
-                // must not hold the destination, or another group could not reach its bar.red.
-                if !its {
-                    w.state = WarpState::Barrier(1 << bar.barid);
-                    if let Some((r, _)) = bar.red {
-                        w.set_ready(&[r.0], u64::MAX, false);
-                    }
-                }
-            }
-            let arrival = Arrival {
-                barid: bar.barid,
-                count: bar.count,
-                red: bar.red.map(|r| r.1),
-                preds: bar.preds,
-                wait: wait.then_some((slot, bar.red.map(|(r, _)| (r, bar.preds.0)))),
-                // Under ITS only the executing (guard-true) threads arrive: PTX ISA 9.0
-                // `barrier{.cta}` — an executing thread "waits for all non-exited threads from
-                // its warp", so lanes that skip the barrier leave the CTA waiting. The
-                // warp-synchronous policies count the whole warp (Habermaier §5.5).
-                threads: if its {
-                    bar.preds.0.count_ones()
-                } else {
-                    w.warp_size
-                },
-                site: super::cta::Site {
-                    func: f.0,
-                    pc: pc as u32,
-                    line: inst.span.line,
-                    aligned: matches!(inst.op, gpusim_isa::Op::Bar { aligned: true, .. }),
-                },
-            };
-            let rel = cta
-                .arrive(arrival, w.warp_size, sh.cfg.sm.exited_warps_arrive)
-                .map_err(|m| {
-                    Fault::new(
-                        FaultKind::BarrierDivergence,
-                        format!(
-                            "{m} in kernel `{}` at {}:{}",
-                            sh.geom.kernel, sh.prog.module.file, inst.span.line
-                        ),
-                    )
-                })?;
-            done.release = rel;
-        }
-        let exited_before = w.simt.exited_mask();
-        let step_ctx = StepCtx {
-            frame_depth: ex.frame_depth,
-            func: f,
-            info: &sh.prog.reconv,
-            long_latency: class.is_long(),
-            taken_first: sh.cfg.sm.divergence_order == crate::config::DivergenceOrder::TakenFirst,
-        };
-        match w.simt.step(ex.flow.clone(), &step_ctx) {
-            Ok(Outcome::Active { popped_frame_depth }) => {
-                if let Some(d) = popped_frame_depth {
-                    w.frames.truncate((d as usize).max(1));
-                }
-            }
-            Ok(Outcome::Blocked {
-                popped_frame_depth,
-                barriers,
-            }) => {
-                if let Some(d) = popped_frame_depth {
-                    w.frames.truncate((d as usize).max(1));
-                }
-                w.state = WarpState::Barrier(barriers);
-            }
-            Ok(Outcome::Completed) => {
-                w.state = WarpState::Completed;
-                done.completed = true;
-            }
-            Ok(Outcome::Deadlocked) => {
-                let mut f = Fault::new(
-                    FaultKind::Deadlock,
-                    format!(
-                        "independent thread scheduling deadlock: every live thread of warp {} of CTA {:?} waits at a convergence barrier, bar.warp.sync or .sync collective for threads of its warp that cannot arrive (last issued: {}:{} in kernel `{}`)",
-                        w.warp_in_cta, cta.ctaid, sh.prog.module.file, inst.span.line, sh.geom.kernel
-                    ),
-                );
-                f.details = vec![super::fault::summarise_state(&w.simt.describe())];
-                return Err(f);
-            }
-            Err(e) => {
-                return Err(Fault::new(
-                    FaultKind::Control,
-                    format!(
-                        "{} at {}:{} in kernel `{}` (CTA {:?}, warp {})",
-                        e.0,
-                        sh.prog.module.file,
-                        inst.span.line,
-                        sh.geom.kernel,
-                        cta.ctaid,
-                        w.warp_in_cta
-                    ),
-                ))
-            }
-        }
-        if cta.thread_arrivals {
-            let gone = w.simt.exited_mask() & !exited_before & w.valid;
-            cta.exited_threads += gone.count_ones();
-            done.lanes_exited = gone != 0;
-        }
-        // A control transfer refills the instruction buffer: after a branch, call or return
-        // it is a fetch stall; when the reconvergence policy moved the pc (a token popped, a
-        // thread group switched) it is a reconvergence stall.
-        if w.state != WarpState::Completed && (w.func() != f || w.pc() as usize != pc + 1) {
-            let branch = matches!(ex.flow, Flow::Jump { .. } | Flow::Multi { .. })
-                || matches!(inst.op, gpusim_isa::Op::Ret { .. });
-            let why = if branch {
-                Stall::NoInstruction
-            } else {
-                Stall::Reconvergence
-            };
-            w.hold(cycle + sh.cfg.sm.ifetch_cycles as u64, why);
-        }
-        if class.unit() == super::program::Unit::LdSt {
-            w.mem_done = w.mem_done.max(mem_end);
-        }
-        if sh.trace {
-            let after = w.simt.paper_state(w.warp_size);
-            let after = w.trace_states.push(after);
-            ctx.events.push(WarpEvent {
-                // `run` numbers the launches.
-                launch: 0,
-                cycle,
-                sm: ctx.sm_id,
-                cta: cta.ctaid,
-                warp: w.warp_in_cta,
-                func: func.name.clone(),
-                pc: pc as u32,
-                line: inst.span.line,
-                text: gpusim_isa::print::inst_to_ptx(&sh.prog.module, func, inst),
-                exec: ex.lanes,
-                after,
-            });
-        }
-        if ex.backedge && matches!(ex.flow, Flow::Jump { .. } | Flow::Multi { .. }) {
-            let ep = *epoch;
-            let regs = &w.regs;
-            let simt = &w.simt;
-            let depth = w.frames.len();
-            w.live.backedge(ep, |h: &mut dyn Hasher| {
-                simt.hash_state(h);
-                h.write_usize(depth);
-                for r in regs {
-                    h.write_u64(*r);
-                }
-            });
-            if w.live.is_spinning(ep) {
-                res.spin_suspect = true;
-            }
-        }
-        Ok(done)
     }
 
     fn apply_release(&mut self, rel: Release, cycle: u64, sh: &Shared, epoch: &mut u64) {
@@ -874,62 +492,6 @@ impl Sm {
     }
 }
 
-/// Whether `w` can issue this cycle, or the state it is stalled in and when it may wake.
-fn classify(w: &Warp, part: &SubPartition, cycle: u64) -> Result<(), (Stall, Option<u64>)> {
-    match w.state {
-        WarpState::Completed => return Err((Stall::Finished, None)),
-        WarpState::Barrier(_) => return Err((Stall::Barrier, None)),
-        WarpState::Active => {}
-    }
-    if w.fetch_ready > cycle {
-        return Err((w.fetch_reason, Some(w.fetch_ready)));
-    }
-    if w.next_ready > cycle {
-        let s = if w.wait_long {
-            Stall::ScoreboardLong
-        } else {
-            Stall::ScoreboardShort
-        };
-        return Err((s, Some(w.next_ready)));
-    }
-    match next_unit(w) {
-        Some(u) if part.free_unit(u, cycle).is_none() => {
-            Err((Stall::PipeBusy, Some(part.earliest_free(u))))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The unit kind the warp's next instruction needs (None past the end of the body, where
-/// issue reports a fault).
-fn next_unit(w: &Warp) -> Option<Unit> {
-    w.next_unit
-}
-
-/// Passes through the ldst unit of one memory instruction, counted in `stats`: global and
-/// local accesses take one per L1 line they touch (the L1 accepts one line per cycle: the
-/// GPGPU-Sim / Accel-Sim L1 model, where an uncoalesced access is replayed line by line),
-/// shared ones one per conflict wavefront (the conflict degree, CUDA C++ Programming Guide:
-/// bank conflicts are serialised); constant and param reads take one.
-fn mem_passes(m: &MemSummary, stats: &mut SmStats) -> u32 {
-    let c = &mut stats.memory;
-    match m.space {
-        Space::Global | Space::Generic | Space::Local => {
-            c.global_requests += 1;
-            c.global_sectors += m.sectors as u64;
-            c.global_lines += m.lines as u64;
-            m.lines.max(1)
-        }
-        Space::Shared => {
-            c.shared_requests += 1;
-            c.shared_replays += m.conflict_degree.max(1) as u64 - 1;
-            m.conflict_degree.max(1)
-        }
-        Space::Const | Space::Param => 1,
-    }
-}
-
-/// The parts of the SM that issuing one warp's instruction touches.
 /// The state all SMs share, held by one SM at a time in the memory exchange.
 pub struct MemSystem<'a> {
     pub global: &'a mut crate::mem::GlobalMemory,
@@ -938,13 +500,9 @@ pub struct MemSystem<'a> {
 
 /// An instruction `step` picked and `exchange` issues.
 struct Deferred {
-    slot: usize,
-    part: usize,
+    picked: Picked,
     /// The second instruction of a dual issue (no third follows it).
     second: bool,
-    /// Where its trace event and checker record go among the SM's (their lengths then).
-    events_at: usize,
-    logs_at: usize,
 }
 
 fn reborrow<'b>(m: &'b mut Option<MemSystem<'_>>) -> Option<MemSystem<'b>> {
@@ -952,34 +510,4 @@ fn reborrow<'b>(m: &'b mut Option<MemSystem<'_>>) -> Option<MemSystem<'b>> {
         global: &mut *m.global,
         back: &mut *m.back,
     })
-}
-
-/// Move the items pushed since `from` to position `to`; returns how many moved.
-fn move_tail<T>(v: &mut [T], from: usize, to: usize) -> usize {
-    let n = v.len() - from;
-    if n > 0 && to < from {
-        v[to..].rotate_right(n);
-    }
-    n
-}
-
-struct IssueCtx<'a> {
-    sm_id: u32,
-    cta: &'a mut Cta,
-    stats: &'a mut SmStats,
-    events: &'a mut Vec<WarpEvent>,
-    mem: &'a mut crate::mem::hierarchy::SmMemory,
-    l2: Option<&'a mut crate::mem::hierarchy::Backend>,
-    async_log: &'a mut Option<Vec<gpusim_models::async_sync::AsyncEvent>>,
-}
-
-struct IssueDone {
-    /// Passes of a memory instruction through the ldst unit (1 otherwise).
-    passes: u32,
-    /// Cycles a wgmma.mma_async holds the tensor unit (`wgmma_state::time_issue`).
-    tensor_busy: Option<u64>,
-    completed: bool,
-    release: Option<Release>,
-    /// Threads exited while their warp goes on (counted per thread, `Cta::thread_arrivals`).
-    lanes_exited: bool,
 }

@@ -88,9 +88,6 @@ pub struct Warp {
     pub hopper: super::async_state::WarpAsync,
     /// The warp's wgmma groups and its position in its warpgroup's wgmma sequence.
     pub wgmma: super::wgmma_state::WarpWgmma,
-    /// The reconvergence states traced so far (warp events), each sharing its tail with the
-    /// one before: a deep stack is not copied at every step.
-    pub trace_states: gpusim_models::shared_text::TextSequence,
 }
 
 /// One lane's `cp.async`: `len` bytes (source bytes, then the zero fill) for the CTA's shared

@@ -74,7 +74,7 @@ impl Sm {
                 }
                 write_word(cta, bar, u.word);
                 if u.completed {
-                    phase_completed(&mut self.async_log, cta, bar, cycle, self.id);
+                    phase_completed(&mut self.hooks, cta, bar, cycle, self.id, self.order);
                     wake(&mut self.warps, cta, bar, cycle, prog);
                 }
             }
@@ -168,7 +168,7 @@ impl Sm {
         }
         w.refresh_ready(prog);
         for &bar in &done {
-            phase_completed(&mut self.async_log, cta, bar, cycle, self.id);
+            phase_completed(&mut self.hooks, cta, bar, cycle, self.id, self.order);
             wake(&mut self.warps, cta, bar, cycle, prog);
         }
         if let Some(w) = self.warps[slot].as_mut() {
@@ -258,26 +258,29 @@ impl Sm {
     }
 }
 
-/// Record that a phase of `bar` completed, for the asynchronous-synchronisation checker.
+/// Tell the observers that a phase of `bar` completed (the asynchronous-synchronisation
+/// checker's recorder keeps it).
 fn phase_completed(
-    log: &mut Option<Vec<gpusim_models::async_sync::AsyncEvent>>,
+    hooks: &mut super::hooks::Hooks,
     cta: &Cta,
     bar: u64,
     cycle: u64,
     sm: u32,
+    order: u32,
 ) {
-    if let Some(log) = log {
-        log.push(gpusim_models::async_sync::AsyncEvent {
-            cycle,
-            sm,
-            cta: cta.linear as u32,
-            ctaid: cta.ctaid,
-            warp: 0,
-            lanes: 0,
-            at: None,
-            kind: gpusim_models::async_sync::EventKind::MbarPhaseComplete { mbar: bar },
-        });
+    if hooks.is_empty() {
+        return;
     }
+    hooks.mbarrier_phase(&super::hooks::PhaseView {
+        cycle,
+        sm,
+        order,
+        cta: super::hooks::CtaId {
+            linear: cta.linear,
+            ctaid: cta.ctaid,
+        },
+        mbar: bar,
+    });
 }
 
 /// Wake the waiters on `bar` whose phase has completed: their predicate lanes become true a
