@@ -174,6 +174,7 @@ fn load_latency_and_component_utilisation_add_up() {
         "{channel_bytes} vs {}",
         m.counters.dram_bytes
     );
+}
 
 /// What the test observer saw: calls per stage boundary, and per retired instruction its
 /// (cycle, SM, order) and what the trace shows of it (SM, CTA, warp, pc, executed lanes).
