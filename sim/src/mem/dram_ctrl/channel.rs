@@ -63,6 +63,8 @@ pub struct DramChannel {
     draining: bool,
     drain_high: usize,
     drain_low: usize,
+    /// `dram.starvation_cap`: also the longest a write waits before it forces a drain.
+    write_cap: u64,
     acts: ActWindow,
     bus: DataBus,
     refresh: Refresh,
@@ -101,6 +103,7 @@ impl DramChannel {
             draining: false,
             drain_high: d.write_drain_high as usize,
             drain_low: d.write_drain_low as usize,
+            write_cap: d.starvation_cap as u64,
             acts: ActWindow::default(),
             bus: DataBus::default(),
             refresh,
@@ -143,15 +146,7 @@ impl DramChannel {
             activated: false,
             precharged: false,
         };
-        let q = self.queue_mut(req.write);
-        q.push(e);
-        let len = q.len() as u32;
-        let s = &mut self.stats;
-        if req.write {
-            s.write_queue_max = s.write_queue_max.max(len);
-        } else {
-            s.read_queue_max = s.read_queue_max.max(len);
-        }
+        self.queue_mut(req.write).push(e);
         self.next_event = self.next_event.min(eligible);
     }
 
@@ -161,12 +156,14 @@ impl DramChannel {
         let last = self.clocks.last_edge(now);
         while self.clk <= last {
             if self.next_event <= self.clk {
-                if self.idle_at_refresh() {
-                    self.refresh_while_idle(last);
+                if let Some(until) = self.idle_refreshes(last) {
+                    self.refresh_while_idle(until);
                     continue;
                 }
-                self.next_event = self.step(self.clk);
-                debug_assert!(self.next_event > self.clk);
+                let next = self.step(self.clk);
+                debug_assert!(next > self.clk, "step at {} returned {next}", self.clk);
+                // Time never stands still, whatever a step reports.
+                self.next_event = next.max(self.clk + 1);
             }
             let until = self.next_event.min(last + 1);
             self.account(until - self.clk);
@@ -206,25 +203,37 @@ impl DramChannel {
         }
     }
 
-    /// Occupancy and elapsed time over `cycles` cycles in which nothing changed.
+    /// Occupancy and elapsed time over the `cycles` cycles from `clk`, in which nothing
+    /// changed. A request counts from the edge that takes it, so the figures do not depend on
+    /// whether it was pushed before or after the tick of its arrival cycle.
     fn account(&mut self, cycles: u64) {
+        if cycles == 0 {
+            return;
+        }
+        let (r, w) = (
+            self.reads.taken_by(self.clk),
+            self.writes.taken_by(self.clk),
+        );
         let s = &mut self.stats;
         s.cycles += cycles;
-        s.read_queue_sum += self.reads.len() as u64 * cycles;
-        s.write_queue_sum += self.writes.len() as u64 * cycles;
+        s.read_queue_sum += r as u64 * cycles;
+        s.write_queue_sum += w as u64 * cycles;
+        s.read_queue_max = s.read_queue_max.max(r as u32);
+        s.write_queue_max = s.write_queue_max.max(w as u32);
     }
 
-    /// A refresh is due now and nothing else could happen before `t_rfc` has passed: no
-    /// request queued, every bank precharged and ready (so REF issues at once, as `step`
-    /// would issue it).
-    fn idle_at_refresh(&self) -> bool {
-        self.refresh.pending(self.clk)
-            && self.reads.is_empty()
-            && self.writes.is_empty()
+    /// When a refresh is due now and the channel is idle — no request taken, every bank
+    /// precharged and ready, so REF issues at once as `step` would issue it — the last cycle
+    /// through which it stays so (`last`, or just before the next queued request is taken).
+    fn idle_refreshes(&self, last: u64) -> Option<u64> {
+        let next_request = self.next_taken();
+        let idle = self.refresh.pending(self.clk)
+            && next_request > self.clk
             && self
                 .banks
                 .iter()
-                .all(|b| b.open.is_none() && b.next_act <= self.clk)
+                .all(|b| b.open.is_none() && b.next_act <= self.clk);
+        idle.then(|| last.min(next_request - 1))
     }
 
     /// Every refresh due from now through DRAM cycle `last`, at once: each issues REF at its
@@ -240,7 +249,16 @@ impl DramChannel {
         self.stats.refresh_cycles += n * t.t_rfc;
         self.account(final_ref + 1 - first);
         self.clk = final_ref + 1;
-        self.next_event = self.refresh.due();
+        self.next_event = self.refresh.due().min(self.next_taken());
+    }
+
+    /// The DRAM cycle the oldest queued request is (or was) taken at (`NEVER` when none).
+    fn next_taken(&self) -> u64 {
+        [&self.reads, &self.writes]
+            .iter()
+            .filter_map(|q| q.entries().first().map(|e| e.eligible))
+            .min()
+            .unwrap_or(NEVER)
     }
 
     /// Hand over the requests whose data ended by core cycle `now`.
@@ -262,30 +280,55 @@ impl DramChannel {
 
     /// Everything the controller does at DRAM cycle `k`; returns the next event cycle (> k).
     fn step(&mut self, k: u64) -> u64 {
-        self.update_drain();
+        self.update_drain(k);
         if self.refresh.pending(k) {
             return self.step_refresh(k);
         }
-        let (col, row, next) = self.pick(k);
+        let (col, row, mut next) = self.pick(k);
         let issued = self.issue(k, col, row);
         if issued {
             return k + 1;
         }
-        next.min(self.refresh.due())
+        let starves = self.write_starves_at();
+        if starves > k {
+            next = next.min(starves);
+        }
+        // A request of either queue being taken can change the drain mode.
+        next.min(self.refresh.due()).min(self.next_arrival(k))
     }
 
-    /// Write drain: start when the write queue reaches the high watermark or there is no read
-    /// to serve; stop when it is down to the low watermark with reads waiting, or empty.
-    fn update_drain(&mut self) {
-        let (w, r) = (self.writes.len(), self.reads.len());
+    /// The first cycle after `k` at which a queued request is taken (`NEVER` when none).
+    fn next_arrival(&self, k: u64) -> u64 {
+        [&self.reads, &self.writes]
+            .iter()
+            .filter_map(|q| q.entries().get(q.taken_by(k)).map(|e| e.eligible))
+            .min()
+            .unwrap_or(NEVER)
+    }
+
+    /// Write drain: start when the write queue reaches the high watermark, when there is no
+    /// read to serve, or when the oldest write has waited longer than the starvation cap (so a
+    /// steady read stream cannot hold a few writes forever); stop when the queue is down to the
+    /// low watermark with reads waiting and no write starving, or empty.
+    fn update_drain(&mut self, k: u64) {
+        let (w, r) = (self.writes.taken_by(k), self.reads.taken_by(k));
+        let starving = self.write_starves_at() <= k;
         if !self.draining {
-            if w >= self.drain_high || (r == 0 && w > 0) {
+            if w >= self.drain_high || (r == 0 && w > 0) || starving {
                 self.draining = true;
                 self.stats.write_drains += 1;
             }
-        } else if w == 0 || (w <= self.drain_low && r > 0) {
+        } else if w == 0 || (w <= self.drain_low && r > 0 && !starving) {
             self.draining = false;
         }
+    }
+
+    /// The cycle the oldest queued write starts starving (`NEVER` without writes).
+    fn write_starves_at(&self) -> u64 {
+        self.writes
+            .entries()
+            .first()
+            .map_or(NEVER, |e| e.eligible + self.write_cap + 1)
     }
 
     /// The best ready column and row command of the served queue at `k`, and the earliest
@@ -306,9 +349,7 @@ impl DramChannel {
                 continue;
             }
             let bank = &self.banks[e.bank as usize];
-            let Some(command) = needed(bank, e, keep_open) else {
-                continue;
-            };
+            let command = needed(bank, e, keep_open);
             let f = &self.facts[e.bank as usize];
             let c = Candidate {
                 seq: e.seq,
@@ -367,7 +408,7 @@ impl DramChannel {
                 };
             }
             let bank = &self.banks[e.bank as usize];
-            f.has_hit |= needed(bank, e, keep_open) == Some(Command::Column);
+            f.has_hit |= needed(bank, e, keep_open) == Command::Column;
             if f.starving.is_none() && self.sched.starving(k - e.eligible) {
                 f.starving = Some(e.seq);
             }
@@ -503,13 +544,13 @@ impl DramChannel {
     }
 }
 
-/// The command `e` needs next, `None` when it must wait for another request's access (under
-/// the closed policy a row opened for one request serves that request alone).
-fn needed(bank: &Bank, e: &Entry, keep_open: bool) -> Option<Command> {
+/// The command `e` needs next. Under the closed policy a row opened for one request serves
+/// that request alone, so any other request finds it in the way, as if another row were open
+/// (the schedulers hold that PRE back while the row's own access is pending, unless starving).
+fn needed(bank: &Bank, e: &Entry, keep_open: bool) -> Command {
     match bank.open {
-        None => Some(Command::Activate),
-        Some(r) if r == e.row && (keep_open || e.activated) => Some(Command::Column),
-        Some(_) if keep_open => Some(Command::Precharge),
-        Some(_) => None,
+        None => Command::Activate,
+        Some(r) if r == e.row && (keep_open || e.activated) => Command::Column,
+        Some(_) => Command::Precharge,
     }
 }

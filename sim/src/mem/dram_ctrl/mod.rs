@@ -17,9 +17,10 @@
 //! Per DRAM cycle (`channel`):
 //! 1. Write drain (`dram.write_drain_high`, `write_drain_low`): the controller serves either
 //!    the read queue or the write queue. It starts draining writes when the write queue holds
-//!    `high` entries or no read is queued, and returns to reads once the write queue is down
-//!    to `low` with reads waiting (or empty). Writes complete when their data burst ends, not
-//!    when they are queued.
+//!    `high` entries, when no read is queued, or when the oldest write has waited more than
+//!    `dram.starvation_cap` cycles, and returns to reads once the write queue is down to `low`
+//!    with reads waiting and no write starving (or empty). Writes complete when their data
+//!    burst ends, not when they are queued.
 //! 2. Refresh (`refresh`): when one is due, nothing else issues; open banks are precharged,
 //!    then REF blocks every bank for `t_rfc`.
 //! 3. Otherwise each queued request of the served queue needs one command: RD/WR if its row

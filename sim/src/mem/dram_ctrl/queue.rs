@@ -58,12 +58,10 @@ impl RequestQueue {
         self.entries.remove(i)
     }
 
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+    /// Entries the controller has taken by DRAM cycle `k` (eligible at or before it; pushes
+    /// come in time order, so these are a prefix).
+    pub fn taken_by(&self, k: u64) -> usize {
+        self.entries.partition_point(|e| e.eligible <= k)
     }
 
     pub fn entries(&self) -> &[Entry] {
