@@ -111,8 +111,8 @@ impl DramChannel {
             next_event: refresh.due(),
             seq: 0,
             // Data in flight at once is bounded by the column commands of one CAS latency
-            // and burst: sized so that it never grows.
-            in_flight: VecDeque::with_capacity(rq + wq + (t.t_cl + t.t_cwl) as usize + 8),
+            // and burst (one per `t_ccd`): sized so that it does not grow.
+            in_flight: VecDeque::with_capacity(rq + wq + (t.t_cl + t.t_cwl).min(1024) as usize + 8),
             stats: DramChannelStats::default(),
         }
     }

@@ -47,6 +47,21 @@ fn addr(cfg: &Config, channel: u32, bank: u32, row: u64) -> u64 {
         .expect("address in range")
 }
 
+/// The `row_bytes / 32` sectors of one row of one bank, in address order (a row spans several
+/// `interleave_bytes` chunks, which other channels' chunks separate).
+fn sectors(cfg: &Config, channel: u32, bank: u32, row: u64) -> Vec<u64> {
+    let map = AddressMap::from_config(cfg);
+    let step = map.interleave_bytes as u64;
+    let limit = (row + 2) * map.row_bytes as u64 * map.banks as u64 * map.channels as u64;
+    let v: Vec<u64> = (0..limit / step)
+        .map(|k| k * step)
+        .filter(|&a| locate(&map, a) == (channel, bank, row))
+        .flat_map(|a| (0..step / 32).map(move |i| a + 32 * i))
+        .collect();
+    assert_eq!(v.len() as u64, map.row_bytes as u64 / 32);
+    v
+}
+
 fn read(id: u64, addr: u64, bytes: u32) -> DramRequest {
     DramRequest {
         id,
@@ -243,13 +258,13 @@ fn mixed_stream_pays_turnaround() {
     let stream = |writes: bool, t_wtr: &str| {
         let cfg = tiny(&[("dram.t_wtr", t_wtr)]);
         let mut ch = DramChannel::new(&cfg, 0);
-        let base = addr(&cfg, 0, 0, 1);
+        let row = sectors(&cfg, 0, 0, 1);
         let mut out = Vec::new();
         let mut now = 0;
         for i in 0..2000u64 {
             let r = DramRequest {
                 id: i,
-                addr: base + (i % 64) * 32,
+                addr: row[i as usize % 64],
                 bytes: 32,
                 write: writes && i % 2 == 1,
             };
@@ -367,15 +382,15 @@ fn starvation_cap_bounds_the_wait() {
     let wait = |cap: &str| {
         let cfg = tiny(&[("dram.starvation_cap", cap)]);
         let mut ch = DramChannel::new(&cfg, 0);
-        let open = addr(&cfg, 0, 2, 1);
+        let open = sectors(&cfg, 0, 2, 1);
         let mut out = Vec::new();
-        finish(&mut ch, 0, &[read(1000, open, 32)]);
+        finish(&mut ch, 0, &[read(1000, open[0], 32)]);
         let mut now = 1000;
         ch.push(read(0, addr(&cfg, 0, 2, 6), 32), now);
         let mut id = 1;
         while now < 40_000 && !out.iter().any(|d: &DramDone| d.id == 0) {
             while ch.can_accept(false) {
-                ch.push(read(id, open + 32 * (id % 64), 32), now);
+                ch.push(read(id, open[id as usize % 64], 32), now);
                 id += 1;
             }
             now += 1;
@@ -397,14 +412,14 @@ fn write_drain_follows_the_watermarks() {
     let cfg = tiny(&[("dram.starvation_cap", "1000000")]);
     let mut ch = DramChannel::new(&cfg, 0);
     let mut out = Vec::new();
-    let reads_at = addr(&cfg, 0, 1, 1);
-    let writes_at = addr(&cfg, 0, 9, 4);
+    let reads_at = sectors(&cfg, 0, 1, 1);
+    let writes_at = sectors(&cfg, 0, 9, 4);
     let mut now = 0;
     let mut id = 0;
     let mut feed = |ch: &mut DramChannel, until: u64, now: &mut u64, out: &mut Vec<DramDone>| {
         while *now < until {
             while ch.can_accept(false) {
-                ch.push(read(id, reads_at + 32 * (id % 64), 32), *now);
+                ch.push(read(id, reads_at[id as usize % 64], 32), *now);
                 id += 1;
             }
             *now += 1;
@@ -412,12 +427,12 @@ fn write_drain_follows_the_watermarks() {
         }
     };
     for w in 0..27u64 {
-        ch.push(write(1_000_000 + w, writes_at + 32 * w, 32), now);
+        ch.push(write(1_000_000 + w, writes_at[w as usize], 32), now);
     }
     feed(&mut ch, 3000, &mut now, &mut out);
     assert_eq!((ch.stats().wr, ch.stats().write_drains), (0, 0));
     assert!(ch.stats().rd > 100);
-    ch.push(write(1_000_027, writes_at + 32 * 27, 32), now);
+    ch.push(write(1_000_027, writes_at[27], 32), now);
     feed(&mut ch, 6000, &mut now, &mut out);
     let s = ch.stats();
     assert_eq!(
@@ -447,8 +462,8 @@ fn writes_complete_when_their_data_is_written() {
 fn closed_policy_never_hits() {
     let cfg = tiny(&[("dram.row_policy", "closed")]);
     let mut ch = DramChannel::new(&cfg, 0);
-    let a = addr(&cfg, 0, 5, 2);
-    let reqs: Vec<DramRequest> = (0..20).map(|i| read(i, a + 32 * i, 32)).collect();
+    let row = sectors(&cfg, 0, 5, 2);
+    let reqs: Vec<DramRequest> = (0..20).map(|i| read(i, row[i as usize], 32)).collect();
     finish(&mut ch, 0, &reqs);
     let s = ch.stats();
     assert_eq!((s.row_hits, s.row_conflicts, s.row_misses), (0, 0, 20));
@@ -464,10 +479,10 @@ fn closed_policy_never_hits() {
 fn queues_are_bounded() {
     let cfg = tiny(&[]);
     let mut ch = DramChannel::new(&cfg, 0);
-    let a = addr(&cfg, 0, 0, 0);
+    let row = sectors(&cfg, 0, 0, 0);
     for i in 0..cfg.dram.read_queue as u64 {
         assert!(ch.can_accept(false));
-        ch.push(read(i, a + 32 * (i % 64), 32), 0);
+        ch.push(read(i, row[i as usize % 64], 32), 0);
     }
     assert!(!ch.can_accept(false));
     assert!(ch.can_accept(true));
@@ -618,15 +633,15 @@ fn a_row_opened_for_the_other_queue_does_not_block() {
 fn a_starving_write_forces_a_drain() {
     let cfg = tiny(&[("dram.starvation_cap", "300")]);
     let mut ch = DramChannel::new(&cfg, 0);
-    let reads_at = addr(&cfg, 0, 1, 1);
+    let row = sectors(&cfg, 0, 1, 1);
     let mut out = Vec::new();
     let (mut now, mut id) = (0, 0);
     ch.push(write(u64::MAX, addr(&cfg, 0, 9, 4), 32), 0);
-    ch.push(read(id, reads_at, 32), 0);
+    ch.push(read(id, row[0], 32), 0);
     while now < 20_000 {
         while ch.can_accept(false) {
             id += 1;
-            ch.push(read(id, reads_at + 32 * (id % 64), 32), now);
+            ch.push(read(id, row[id as usize % 64], 32), now);
         }
         now += 1;
         ch.tick(now, &mut out);
