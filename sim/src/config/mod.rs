@@ -443,7 +443,8 @@ pub struct DramConfig {
     pub write_drain_low: u32,
     /// `fcfs` or `fr-fcfs` (`mem::dram_ctrl::SCHEDULERS`).
     pub scheduler: String,
-    /// DRAM cycles after which a waiting request outranks row hits (`fr-fcfs`).
+    /// DRAM cycles after which a waiting request outranks row hits (`fr-fcfs`) and a waiting
+    /// write forces a write drain (any scheduler).
     pub starvation_cap: u32,
     /// `open` or `closed` (`mem::dram_ctrl::ROW_POLICIES`).
     pub row_policy: String,
