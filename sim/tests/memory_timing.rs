@@ -195,7 +195,7 @@ fn chase_cycles_per_load(
 /// every access opens its row (`dram.row_policy: closed`: the configured latency is a row
 /// miss's); a shared-memory cycle costs `latency.shared`; each within ±2 cycles, on tiny and
 /// volta-v100. Under the open-page policy the DRAM chain walks along open rows, so most of its
-/// loads are row hits, `dram.t_rcd` faster.
+/// loads are row hits, `dram.t_rcd` (converted to core cycles) faster.
 #[test]
 fn pointer_chases_measure_the_configured_latencies() {
     let dir = temp_dir("chase");
@@ -218,7 +218,7 @@ fn pointer_chases_measure_the_configured_latencies() {
         }
         let (got, stats) = chase_cycles_per_load("dram", (64, 192), &path, &[], int, &dir);
         let c = &stats.totals.memory.counters;
-        let hit = cfg.dram.latency as f64 - cfg.dram.t_rcd as f64;
+        let hit = cfg.dram.latency as f64 - cfg.dram_cycles_to_core(cfg.dram.t_rcd) as f64;
         report.push(format!(
             "{cfg_name} dram (open page): {got:.2} cycles per load, row hits {} of {}, hit latency {hit}",
             c.dram_row_hits,

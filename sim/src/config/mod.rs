@@ -406,7 +406,10 @@ pub struct L2Config {
     pub slices: u32,
 }
 
-/// DRAM organisation and timing (`mem::dram`, `dram_geometry`).
+/// DRAM organisation and timing: the channel controller's (`mem::dram_ctrl`) and the
+/// compute-at-issue model's (`mem::dram`, `dram_geometry`). Every `t_*` is in DRAM
+/// command-clock cycles (`clock_mhz` here), as datasheets and the Ramulator 2 / DRAMsim3 tables
+/// give them; the simulator converts them to core cycles (`Config::dram_clocks`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DramConfig {
@@ -422,13 +425,55 @@ pub struct DramConfig {
     pub banks: u32,
     /// Bytes of one row (page) of a bank, as its channel sees it.
     pub row_bytes: u32,
-    /// Consecutive bytes mapped to one channel before the next (`mem::dram::Dram::locate`).
+    /// Consecutive bytes mapped to one channel before the next (`mem::dram_ctrl::locate`).
     pub interleave_bytes: u32,
-    /// Activate-to-read delay, core cycles.
+    /// The DRAM command clock, MHz: the clock of every `t_*`.
+    pub clock_mhz: u32,
+    /// Width of one channel's data bus, bytes per transfer.
+    pub bus_bytes: u32,
+    /// Data transfers per command-clock cycle (2: DDR; 4: GDDR5, HBM3 against their CK).
+    pub data_rate: u32,
+    /// ACT → RD/WR of a bank.
     pub t_rcd: u32,
-    /// Precharge time, core cycles.
+    /// PRE → ACT of a bank.
     pub t_rp: u32,
-    /// `open` or `closed` (`mem::dram::ROW_POLICIES`).
+    /// ACT → PRE of a bank.
+    pub t_ras: u32,
+    /// RD → first read data (CAS latency).
+    pub t_cl: u32,
+    /// WR → first write data.
+    pub t_cwl: u32,
+    /// Column command → column command.
+    pub t_ccd: u32,
+    /// ACT → ACT of different banks.
+    pub t_rrd: u32,
+    /// Four-activate window: at most four ACTs per channel in any `t_faw` cycles.
+    pub t_faw: u32,
+    /// End of write data → RD command (write-to-read turnaround).
+    pub t_wtr: u32,
+    /// End of read data → start of write data (read-to-write bus turnaround).
+    pub t_rtw: u32,
+    /// End of write data → PRE (write recovery).
+    pub t_wr: u32,
+    /// RD → PRE.
+    pub t_rtp: u32,
+    /// Refresh interval (0: no refresh).
+    pub t_refi: u32,
+    /// All-bank refresh duration.
+    pub t_rfc: u32,
+    /// Read and write queue entries per channel.
+    pub read_queue: u32,
+    pub write_queue: u32,
+    /// Write drain starts when the write queue holds this many entries ...
+    pub write_drain_high: u32,
+    /// ... and stops when it is down to this many (with reads waiting).
+    pub write_drain_low: u32,
+    /// `fcfs` or `fr-fcfs` (`mem::dram_ctrl::SCHEDULERS`).
+    pub scheduler: String,
+    /// DRAM cycles after which a waiting request outranks row hits (`fr-fcfs`) and a waiting
+    /// write forces a write drain (any scheduler).
+    pub starvation_cap: u32,
+    /// `open` or `closed` (`mem::dram_ctrl::ROW_POLICIES`).
     pub row_policy: String,
 }
 
@@ -680,35 +725,16 @@ impl Config {
                 return Err((key, format!("must be in 1..={max}; got {n}")));
             }
         }
-        for (key, n) in [
-            ("dram.t_rcd", d.t_rcd),
-            ("dram.t_rp", d.t_rp),
-            ("interconnect.latency", self.interconnect.latency),
-        ] {
-            if n > 100_000 {
-                return Err((key, format!("must be in 0..=100000 cycles; got {n}")));
-            }
-        }
-        if !crate::mem::dram::ROW_POLICIES.contains(&d.row_policy.as_str()) {
+        if self.interconnect.latency > 100_000 {
             return Err((
-                "dram.row_policy",
+                "interconnect.latency",
                 format!(
-                    "must be one of {}, got `{}`",
-                    crate::mem::dram::ROW_POLICIES.join(", "),
-                    d.row_policy
+                    "must be in 0..=100000 cycles; got {}",
+                    self.interconnect.latency
                 ),
             ));
         }
-        // A row hit is t_rcd faster than the configured (row miss) latency: keep it positive.
-        if d.t_rcd >= d.latency {
-            return Err((
-                "dram.t_rcd",
-                format!(
-                    "must be below dram.latency ({}), which includes the activation; got {}",
-                    d.latency, d.t_rcd
-                ),
-            ));
-        }
+        self.validate_dram()?;
         // An L1 line spans at most four L2 lines (`mem::hierarchy` splits an operation so).
         if self.l1.line_bytes > 4 * self.l2.line_bytes {
             return Err((
@@ -793,7 +819,8 @@ impl Config {
         g
     }
 
-    /// The DRAM's channels, banks, rows and timing (`mem::dram::Dram::new`).
+    /// The DRAM's channels, banks, rows and timing (`mem::dram::Dram::new`), its `t_rcd` and
+    /// `t_rp` converted to core cycles.
     pub fn dram_geometry(&self) -> crate::mem::dram::DramGeometry {
         let d = &self.dram;
         crate::mem::dram::DramGeometry {
@@ -802,10 +829,125 @@ impl Config {
             row_bytes: d.row_bytes,
             interleave_bytes: d.interleave_bytes,
             bytes_per_cycle: d.bytes_per_cycle,
-            t_rcd: d.t_rcd,
-            t_rp: d.t_rp,
+            t_rcd: self.dram_cycles_to_core(d.t_rcd),
+            t_rp: self.dram_cycles_to_core(d.t_rp),
             row_policy: d.row_policy.clone(),
         }
+    }
+
+    /// The core clock (`clock_mhz`) against the DRAM command clock (`dram.clock_mhz`).
+    /// Validation requires `clock_mhz`; a config whose clock was cleared after loading counts
+    /// DRAM cycles as core cycles.
+    pub fn dram_clocks(&self) -> crate::mem::dram_ctrl::Clocks {
+        let core = self.clock_mhz.unwrap_or(self.dram.clock_mhz);
+        crate::mem::dram_ctrl::Clocks::new(core, self.dram.clock_mhz)
+    }
+
+    /// `n` DRAM command-clock cycles in core cycles, rounded up.
+    pub fn dram_cycles_to_core(&self, n: u32) -> u32 {
+        u32::try_from(self.dram_clocks().to_core(n as u64)).unwrap_or(u32::MAX)
+    }
+
+    /// The DRAM keys the controller adds (`mem::dram_ctrl`): clocks, bus, timings, queues,
+    /// scheduler, row policy; each error at its key.
+    fn validate_dram(&self) -> Result<(), (&'static str, String)> {
+        let d = &self.dram;
+        if self.clock_mhz.is_none() {
+            return Err((
+                "clock_mhz",
+                "is required: the DRAM timings (dram.t_*, in cycles of dram.clock_mhz) are converted to core cycles with it".into(),
+            ));
+        }
+        for (key, n, lo, hi) in [
+            ("dram.clock_mhz", d.clock_mhz, 1, 100_000),
+            ("dram.bus_bytes", d.bus_bytes, 1, 4096),
+            ("dram.data_rate", d.data_rate, 1, 64),
+            ("dram.t_ccd", d.t_ccd, 1, 100_000),
+            ("dram.read_queue", d.read_queue, 1, 4096),
+            ("dram.write_queue", d.write_queue, 1, 4096),
+            ("dram.starvation_cap", d.starvation_cap, 1, 1 << 30),
+        ] {
+            if n < lo || n > hi {
+                return Err((key, format!("must be in {lo}..={hi}; got {n}")));
+            }
+        }
+        for (key, n) in [
+            ("dram.t_rcd", d.t_rcd),
+            ("dram.t_rp", d.t_rp),
+            ("dram.t_ras", d.t_ras),
+            ("dram.t_cl", d.t_cl),
+            ("dram.t_cwl", d.t_cwl),
+            ("dram.t_rrd", d.t_rrd),
+            ("dram.t_faw", d.t_faw),
+            ("dram.t_wtr", d.t_wtr),
+            ("dram.t_rtw", d.t_rtw),
+            ("dram.t_wr", d.t_wr),
+            ("dram.t_rtp", d.t_rtp),
+            ("dram.t_rfc", d.t_rfc),
+        ] {
+            if n > 100_000 {
+                return Err((key, format!("must be in 0..=100000 DRAM cycles; got {n}")));
+            }
+        }
+        if d.t_refi != 0 && (d.t_refi <= d.t_rfc || d.t_refi > 100_000_000) {
+            return Err((
+                "dram.t_refi",
+                format!(
+                    "must be 0 (no refresh) or in dram.t_rfc + 1 ({})..=100000000 DRAM cycles; got {}",
+                    d.t_rfc as u64 + 1,
+                    d.t_refi
+                ),
+            ));
+        }
+        if d.write_drain_high == 0 || d.write_drain_high > d.write_queue {
+            return Err((
+                "dram.write_drain_high",
+                format!(
+                    "must be in 1..=dram.write_queue ({}); got {}",
+                    d.write_queue, d.write_drain_high
+                ),
+            ));
+        }
+        if d.write_drain_low >= d.write_drain_high {
+            return Err((
+                "dram.write_drain_low",
+                format!(
+                    "must be below dram.write_drain_high ({}); got {}",
+                    d.write_drain_high, d.write_drain_low
+                ),
+            ));
+        }
+        for (key, value, choices) in [
+            (
+                "dram.scheduler",
+                &d.scheduler,
+                crate::mem::dram_ctrl::SCHEDULERS,
+            ),
+            (
+                "dram.row_policy",
+                &d.row_policy,
+                crate::mem::dram_ctrl::ROW_POLICIES,
+            ),
+        ] {
+            if !choices.contains(&value.as_str()) {
+                return Err((
+                    key,
+                    format!("must be one of {}, got `{value}`", choices.join(", ")),
+                ));
+            }
+        }
+        // A row hit is t_rcd faster than the configured (row miss) latency: keep it positive.
+        let t_rcd = self.dram_cycles_to_core(d.t_rcd);
+        if t_rcd >= d.latency {
+            return Err((
+                "dram.t_rcd",
+                format!(
+                    "must be below dram.latency ({}) once converted to core cycles, as that includes the activation; got {} DRAM cycles = {t_rcd} core cycles",
+                    d.latency, d.t_rcd
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// An idle crossbar between `sm.count` SMs and `l2.slices` slices.
@@ -1001,11 +1143,108 @@ mod tests {
             ("dram.row_bytes", "0"),
             ("dram.interleave_bytes", "0"),
             ("interconnect.port_bytes_per_cycle", "0"),
+            // 400 DRAM cycles at 700 MHz are 800 core cycles, beyond dram.latency 400.
             ("dram.t_rcd", "400"),
+            ("dram.t_rcd", "200"),
+            ("dram.t_rp", "100001"),
+            ("dram.t_faw", "100001"),
+            ("dram.clock_mhz", "0"),
+            ("dram.bus_bytes", "0"),
+            ("dram.data_rate", "0"),
+            ("dram.t_ccd", "0"),
+            ("dram.read_queue", "0"),
+            ("dram.write_queue", "5000"),
+            ("dram.starvation_cap", "0"),
+            // tiny's t_rfc is 46: a refresh interval must be longer.
+            ("dram.t_refi", "46"),
+            // tiny's write queue holds 32, drained from 28 down to 16.
+            ("dram.write_drain_high", "33"),
+            ("dram.write_drain_high", "0"),
+            ("dram.write_drain_low", "28"),
         ] {
             let e = Config::from_yaml("t", TINY_YAML, &[(key.into(), bad.into())]).unwrap_err();
-            assert_eq!(e.path, key, "{e}");
+            assert_eq!(e.path, key, "{key}={bad}: {e}");
         }
+        // 199 DRAM cycles = 398 core cycles, just below the latency; no refresh is allowed.
+        for (key, ok) in [("dram.t_rcd", "199"), ("dram.t_refi", "0")] {
+            Config::from_yaml("t", TINY_YAML, &[(key.into(), ok.into())]).unwrap();
+        }
+    }
+
+    #[test]
+    fn bad_dram_scheduler_lists_choices() {
+        let e = Config::from_yaml(
+            "t",
+            TINY_YAML,
+            &[("dram.scheduler".into(), "frfcfs".into())],
+        )
+        .unwrap_err();
+        assert_eq!(e.path, "dram.scheduler", "{e}");
+        assert!(e.to_string().contains("fcfs, fr-fcfs"), "{e}");
+        assert!(e.to_string().contains("`frfcfs`"), "{e}");
+    }
+
+    /// The DRAM timings are in DRAM cycles and need the core clock to be converted.
+    #[test]
+    fn dram_timings_need_the_core_clock() {
+        let text: String = TINY_YAML
+            .lines()
+            .filter(|l| !l.starts_with("clock_mhz:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let e = Config::from_yaml("t", &text, &[]).unwrap_err();
+        assert_eq!(e.path, "clock_mhz", "{e}");
+        assert!(e.to_string().contains("dram.clock_mhz"), "{e}");
+    }
+
+    /// The old timing model sees t_rcd and t_rp in core cycles, rounded up: tiny's 9 DRAM
+    /// cycles at 700 MHz are 18 at 1400 MHz; V100's 13 at 877 MHz are 22.7, so 23.
+    #[test]
+    fn dram_cycles_convert_to_core_cycles() {
+        let tiny = Config::tiny();
+        assert_eq!(
+            (tiny.dram_geometry().t_rcd, tiny.dram_geometry().t_rp),
+            (18, 18)
+        );
+        let v100 = Config::from_yaml(
+            "t",
+            TINY_YAML,
+            &[
+                ("clock_mhz".into(), "1530".into()),
+                ("dram.clock_mhz".into(), "877".into()),
+                ("dram.t_rcd".into(), "13".into()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(v100.dram_cycles_to_core(13), 23);
+        assert_eq!(v100.dram_geometry().t_rcd, 23);
+    }
+
+    /// Each shipped config's DRAM bus (channels × bus_bytes × data_rate × dram.clock_mhz) moves
+    /// the bandwidth its `dram.bytes_per_cycle` states at `clock_mhz`, within 1 %.
+    #[test]
+    fn shipped_dram_buses_match_the_stated_bandwidth() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "yaml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let c = Config::from_yaml(&path.display().to_string(), &text, &[]).unwrap();
+            let d = &c.dram;
+            let bus =
+                d.channels as u64 * d.bus_bytes as u64 * d.data_rate as u64 * d.clock_mhz as u64;
+            let stated = d.bytes_per_cycle as u64 * c.clock_mhz.unwrap() as u64;
+            assert!(
+                bus.abs_diff(stated) * 100 <= stated,
+                "{}: bus {bus} MB/s, stated {stated} MB/s",
+                path.display()
+            );
+            n += 1;
+        }
+        assert!(n >= 5);
     }
 
     /// Every shipped config builds its DRAM, crossbar and L2 slices.
@@ -1022,6 +1261,10 @@ mod tests {
             let c = Config::from_yaml(&path.display().to_string(), &text, &[]).unwrap();
             let d = crate::mem::dram::Dram::new(&c.dram_geometry()).expect("valid DRAM");
             assert_eq!(d.policy(), c.dram.row_policy);
+            for ch in 0..c.dram.channels {
+                let channel = crate::mem::dram_ctrl::DramChannel::new(&c, ch);
+                assert!(channel.can_accept(false) && channel.can_accept(true));
+            }
             let x = c.interconnect_model();
             assert_eq!(x.latency(), c.interconnect.latency);
             let g = c.l2_slice_geometry();

@@ -6,18 +6,11 @@
 //! (`open` keeps a row open after an access, `closed` precharges after each one), chosen by
 //! name like `mem::cache::replacement`; the `DramStats` counters.
 //!
-//! Address mapping (`Dram::locate`). The address is cut into `interleave_bytes` chunks; chunk
-//! k goes to channel `interconnect::spread(k, channels)`: k mod channels rotated by the
-//! XOR-fold of k / channels. Consecutive chunks thus land on distinct channels, and a stride
-//! of a whole number of channel rounds still moves across channels as its higher bits change
-//! (a plain modulo would camp on one channel). Inside its channel, the chunk is the channel's
-//! local chunk k / channels, so the channel sees the local address
-//! `(k / channels) × interleave_bytes + addr mod interleave_bytes`; its `row_bytes` page
-//! p = local / row_bytes goes to bank p mod banks, row p / banks. So row =
-//! addr / (row_bytes × banks × channels) up to the hash, and a sequential stream fills a whole
-//! row of one bank before moving to the next bank.
+//! Address mapping (`Dram::locate`): the channel controller's, `mem::dram_ctrl::locate` (its
+//! module header describes it).
 //!
-//! Timing (times kept in ticks of 1 / `bytes_per_cycle` cycle, so the per-channel rate
+//! Timing (`t_rcd` and `t_rp` in core cycles: `Config::dram_geometry` converts the config's
+//! DRAM-clock values; times kept in ticks of 1 / `bytes_per_cycle` cycle, so the per-channel rate
 //! `bytes_per_cycle / channels` need not be an integer: a transfer of n bytes holds its bus
 //! n × channels ticks). A request begins at max(arrival, its bank's next free time). Its
 //! outcome is a row Hit (the bank's open row is its row), a Miss (no row open: activate,
@@ -37,9 +30,8 @@
 //! precharges every bank (a new launch's cycle count restarts; rows left open by the last one
 //! would otherwise look like hits at cycle 0); statistics are kept; `access` allocates nothing.
 
+use crate::mem::dram_ctrl::{locate, AddressMap};
 use crate::mem::server::Server;
-
-use crate::mem::interconnect::spread;
 
 /// The organisation and timing of the DRAM (`Config::dram_geometry`).
 #[derive(Clone, Debug)]
@@ -82,47 +74,8 @@ pub struct DramAccess {
     pub bank: u32,
 }
 
-/// Whether a bank keeps its row open after an access; chosen by name (`row_policy`).
-pub trait RowPolicy: Send {
-    fn name(&self) -> &'static str;
-    fn keep_open(&self) -> bool;
-}
-
-/// Open-page: the row stays open, so the next access to it hits (and to another row conflicts).
-struct OpenPage;
-
-/// Closed-page: auto-precharge after each access, so every access activates.
-struct ClosedPage;
-
-impl RowPolicy for OpenPage {
-    fn name(&self) -> &'static str {
-        "open"
-    }
-    fn keep_open(&self) -> bool {
-        true
-    }
-}
-
-impl RowPolicy for ClosedPage {
-    fn name(&self) -> &'static str {
-        "closed"
-    }
-    fn keep_open(&self) -> bool {
-        false
-    }
-}
-
-/// The row policy named `name` (`None` for an unknown name).
-pub fn row_policy(name: &str) -> Option<Box<dyn RowPolicy>> {
-    match name {
-        "open" => Some(Box::new(OpenPage)),
-        "closed" => Some(Box::new(ClosedPage)),
-        _ => None,
-    }
-}
-
-/// Names `row_policy` accepts.
-pub const ROW_POLICIES: &[&str] = &["open", "closed"];
+/// The row policies are the channel controller's (one list for both models).
+pub use crate::mem::dram_ctrl::row_policy::{row_policy, RowPolicy, ROW_POLICIES};
 
 /// DRAM counters (kept across launches).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -152,8 +105,7 @@ const IDLE: Bank = Bank {
 pub struct Dram {
     channels: u64,
     banks: u64,
-    row_bytes: u64,
-    interleave: u64,
+    map: AddressMap,
     /// Ticks per cycle (the aggregate bytes per cycle).
     tick: u64,
     t_rcd: u64,
@@ -182,8 +134,12 @@ impl Dram {
         Some(Dram {
             channels: g.channels as u64,
             banks: g.banks as u64,
-            row_bytes: g.row_bytes as u64,
-            interleave: g.interleave_bytes as u64,
+            map: AddressMap {
+                channels: g.channels,
+                banks: g.banks,
+                row_bytes: g.row_bytes,
+                interleave_bytes: g.interleave_bytes,
+            },
             tick: g.bytes_per_cycle as u64,
             t_rcd: g.t_rcd as u64,
             t_rp: g.t_rp as u64,
@@ -200,13 +156,7 @@ impl Dram {
 
     /// The channel, bank and row of `addr` (module header).
     pub fn locate(&self, addr: u64) -> (u32, u32, u64) {
-        let chunk = addr / self.interleave;
-        let channel = spread(chunk, self.channels as u32);
-        let local = chunk / self.channels * self.interleave + addr % self.interleave;
-        let page = local / self.row_bytes;
-        // Banks are hashed like channels (permutation-based interleaving, Zhang et al., MICRO
-        // 2000): strides of a multiple of `banks` pages would otherwise all conflict in one.
-        (channel, spread(page, self.banks as u32), page / self.banks)
+        locate(&self.map, addr)
     }
 
     /// `bytes` at `addr` (read or write) arriving at cycle `at`.

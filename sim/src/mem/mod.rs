@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod coalesce;
 pub mod dram;
+pub mod dram_ctrl;
 pub mod hierarchy;
 pub mod interconnect;
 pub mod program;
