@@ -139,7 +139,7 @@ fn load_latency_and_component_utilisation_add_up() {
     assert_eq!(hist, m.counters.loads_timed);
     assert!(m.counters.loads_timed >= 100, "{}", m.counters.loads_timed);
     let dram = cfg.dram.latency as f64;
-    let hit = (cfg.dram.latency - cfg.dram.t_rcd) as f64;
+    let hit = (cfg.dram.latency - cfg.dram_cycles_to_core(cfg.dram.t_rcd)) as f64;
     assert!(
         m.load_latency_mean >= hit && m.load_latency_mean <= dram,
         "idle chase mean {} outside [{hit}, {dram}]",
