@@ -50,38 +50,17 @@ fn runnable(manifest: &Path, config: Option<&Path>, sets: &[(String, String)]) -
     cfg.sm.arch.runs(target)
 }
 
-/// Run every manifest under `traces/<sub>` with a config file and `--set` overrides. A trace
-/// built for a generation the config's GPU cannot run must be refused as bad input (exit 2),
-/// naming its target.
-fn run_all_with(sub: &str, config: Option<&Path>, sets: &[(String, String)]) {
-    let mut list = Vec::new();
-    manifests(&traces_root().join(sub), &mut list);
-    assert!(!list.is_empty(), "no manifests under traces/{sub}");
-    let failures: Vec<String> = std::thread::scope(|s| {
-        let chunks: Vec<&[PathBuf]> = list.chunks(list.len().div_ceil(2)).collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
+/// `check` on every manifest of `list`, split over two threads; what the checks pushed.
+fn on_two_threads(list: &[PathBuf], check: impl Fn(&Path, &mut Vec<String>) + Sync) -> Vec<String> {
+    std::thread::scope(|s| {
+        let check = &check;
+        let handles: Vec<_> = list
+            .chunks(list.len().div_ceil(2).max(1))
             .map(|chunk| {
                 s.spawn(move || {
                     let mut fails = Vec::new();
                     for m in chunk {
-                        if !runnable(m, config, sets) {
-                            match gpusim::run_manifest(m, config, sets) {
-                                Err(gpusim::RunError::Target(e)) if e.message.contains(".target") => {}
-                                Err(e) => fails.push(format!("{}: refused, but not by its target: {e}", m.display())),
-                                Ok(_) => fails.push(format!("{}: ran although its target is newer than the config's sm.arch", m.display())),
-                            }
-                            continue;
-                        }
-                        match gpusim::run_manifest(m, config, sets) {
-                            Ok(out) if out.failures.is_empty() => {}
-                            Ok(out) => fails.push(format!(
-                                "{}: checks failed: {:?}",
-                                m.display(),
-                                out.failures
-                            )),
-                            Err(e) => fails.push(format!("{}: {e}", m.display())),
-                        }
+                        check(m, &mut fails);
                     }
                     fails
                 })
@@ -91,6 +70,40 @@ fn run_all_with(sub: &str, config: Option<&Path>, sets: &[(String, String)]) {
             .into_iter()
             .flat_map(|h| h.join().unwrap())
             .collect()
+    })
+}
+
+/// Run every manifest under `traces/<sub>` with a config file and `--set` overrides. A trace
+/// built for a generation the config's GPU cannot run must be refused as bad input (exit 2),
+/// naming its target.
+fn run_all_with(sub: &str, config: Option<&Path>, sets: &[(String, String)]) {
+    let mut list = Vec::new();
+    manifests(&traces_root().join(sub), &mut list);
+    assert!(!list.is_empty(), "no manifests under traces/{sub}");
+    let failures = on_two_threads(&list, |m, fails| {
+        if !runnable(m, config, sets) {
+            match gpusim::run_manifest(m, config, sets) {
+                Err(gpusim::RunError::Target(e)) if e.message.contains(".target") => {}
+                Err(e) => fails.push(format!(
+                    "{}: refused, but not by its target: {e}",
+                    m.display()
+                )),
+                Ok(_) => fails.push(format!(
+                    "{}: ran although its target is newer than the config's sm.arch",
+                    m.display()
+                )),
+            }
+            return;
+        }
+        match gpusim::run_manifest(m, config, sets) {
+            Ok(out) if out.failures.is_empty() => {}
+            Ok(out) => fails.push(format!(
+                "{}: checks failed: {:?}",
+                m.display(),
+                out.failures
+            )),
+            Err(e) => fails.push(format!("{}: {e}", m.display())),
+        }
     });
     assert!(
         failures.is_empty(),
@@ -288,46 +301,31 @@ fn results_do_not_depend_on_step_order() {
         &[("debug.step_order", "descending")],
         &[("debug.step_order", "shuffled"), ("debug.step_seed", "7")],
     ];
-    let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = list
-            .chunks(list.len().div_ceil(2))
-            .map(|chunk| {
-                s.spawn(move || {
-                    let mut fails = Vec::new();
-                    for m in chunk {
-                        if !runnable(m, None, &[]) {
-                            continue;
-                        }
-                        let prints: Vec<String> = orders
-                            .iter()
-                            .map(|o| {
-                                let sets: Vec<(String, String)> = o
-                                    .iter()
-                                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                                    .collect();
-                                fingerprint(gpusim::run_manifest(m, None, &sets))
-                            })
-                            .collect();
-                        for (o, p) in orders.iter().zip(&prints).skip(1) {
-                            if *p != prints[0] {
-                                fails.push(format!(
-                                    "{} under {:?} differs from ascending:\n  {}\n  vs\n  {}",
-                                    m.display(),
-                                    o,
-                                    first_difference(&prints[0], p),
-                                    first_difference(p, &prints[0])
-                                ));
-                            }
-                        }
-                    }
-                    fails
-                })
+    let failures = on_two_threads(&list, |m, fails| {
+        if !runnable(m, None, &[]) {
+            return;
+        }
+        let prints: Vec<String> = orders
+            .iter()
+            .map(|o| {
+                let sets: Vec<(String, String)> = o
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                fingerprint(gpusim::run_manifest(m, None, &sets))
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+        for (o, p) in orders.iter().zip(&prints).skip(1) {
+            if *p != prints[0] {
+                fails.push(format!(
+                    "{} under {:?} differs from ascending:\n  {}\n  vs\n  {}",
+                    m.display(),
+                    o,
+                    first_difference(&prints[0], p),
+                    first_difference(p, &prints[0])
+                ));
+            }
+        }
     });
     assert!(
         failures.is_empty(),
