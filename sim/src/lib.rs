@@ -16,6 +16,7 @@ pub mod mem;
 pub mod microbench;
 pub mod output;
 pub mod progress;
+pub mod rng;
 pub mod run;
 pub mod simt;
 pub mod stats;

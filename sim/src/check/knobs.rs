@@ -6,15 +6,7 @@
 //! Litmus runs (`for_litmus_run`) also draw the convergence-barrier switch rule.
 
 use crate::config::Config;
-
-/// SplitMix64: a small, well-distributed generator whose whole state is the seed.
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use crate::rng::splitmix64 as splitmix;
 
 /// The `--set` overrides of run `i` and a description of its knobs.
 pub fn for_run(

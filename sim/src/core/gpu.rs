@@ -494,19 +494,11 @@ fn fill_step_order(d: &crate::config::DebugConfig, cycle: u64, order: &mut [usiz
         StepOrder::Shuffled => {
             let mut state = d.step_seed ^ cycle.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             for k in (1..order.len()).rev() {
-                let j = (splitmix64(&mut state) % (k as u64 + 1)) as usize;
+                let j = (crate::rng::splitmix64(&mut state) % (k as u64 + 1)) as usize;
                 order.swap(k, j);
             }
         }
     }
-}
-
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Hand every SM's warp events to `trace`, SM by SM.

@@ -3,6 +3,7 @@
 
 use super::scalar::{self, Signedness};
 use super::{npy, BufferSpec, DType, LoadedManifest};
+use crate::rng::splitmix64 as splitmix;
 use serde_norway::Value;
 
 pub use super::scalar::number;
@@ -204,15 +205,6 @@ fn iota(spec: &BufferSpec, v: &Value) -> Result<Vec<u8>, String> {
         );
     }
     Ok(out)
-}
-
-/// SplitMix64: a small, fixed generator so `random` inits are identical everywhere.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 fn random(spec: &BufferSpec, v: &Value) -> Result<Vec<u8>, String> {
