@@ -112,6 +112,9 @@ pub struct Line {
     /// The cycle the line's last fill completes; in flight (pinned) before it.
     pub ready: u64,
     pub class: EvClass,
+    /// Operations waiting to read the line's fill (the formal `read` pins a line it waits
+    /// for, Habermaier §4.4 op2): neither a victim nor evictable until they have read it.
+    pub pins: u8,
 }
 
 const UNUSED: Line = Line {
@@ -120,6 +123,7 @@ const UNUSED: Line = Line {
     dirty: 0,
     ready: 0,
     class: EvClass::Normal,
+    pins: 0,
 };
 
 /// Where a new line can go.
@@ -222,7 +226,7 @@ impl Cache {
         if let Some(i) = set.clone().find(|&i| self.lines[i].tag == INVALID) {
             return Slot::Free(i);
         }
-        let unpinned = |i: &usize| self.lines[*i].ready <= now;
+        let unpinned = |i: &usize| self.lines[*i].ready <= now && self.lines[*i].pins == 0;
         let clean_first = set
             .clone()
             .filter(unpinned)
@@ -235,7 +239,14 @@ impl Cache {
         };
         match clean_first.or_else(any) {
             Some(i) => Slot::Victim(i),
-            None => Slot::Busy(set.map(|i| self.lines[i].ready).min().unwrap_or(now)),
+            // Lines waited for by readers free only when they have read: u64::MAX (never by
+            // time alone) when every way is so held.
+            None => Slot::Busy(
+                set.filter(|&i| self.lines[i].pins == 0)
+                    .map(|i| self.lines[i].ready)
+                    .min()
+                    .unwrap_or(u64::MAX),
+            ),
         }
     }
 

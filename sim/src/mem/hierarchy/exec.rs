@@ -1,8 +1,11 @@
 //! Running one memory program over the timed hierarchy (Habermaier §4.4–4.6; digest §2.4–2.6).
 //!
-//! Each operation runs to its `end` when its instruction issues — a valid schedule of the
-//! formal macro-step system, in which any op may be picked and silent rules fire between micro
-//! steps — while every micro step is given its time:
+//! The program is compiled (`mem::program::Compiled`) and interpreted one macro step at a time
+//! (`step`): an operation stops at each `yield` and can resume later — or blocks at a micro
+//! step that must wait for another operation, as the formal engine retries it. Today each
+//! operation still runs all its steps when its instruction issues (`run`) — a valid schedule
+//! of the formal macro-step system, in which any op may be picked and silent rules fire
+//! between micro steps — while every micro step is given its time:
 //! - a step costs the round-trip distance from where the operation is to the farthest place
 //!   it touches (`Costs`; coming back costs nothing more, since the round trip includes it),
 //!   so program 4.2 pays exactly the configured L1, L2 or DRAM load-to-use latency;
@@ -24,7 +27,7 @@
 
 use super::{Backend, Costs, SmMemory, Target, Txn, LOCAL_TAG};
 use crate::mem::cache::{copy_masked, Cache, Mask, Slot};
-use crate::mem::program::{BExp, Level, OpExp, Stm};
+use crate::mem::program::{BExp, Compiled, Instr, Level, OpExp};
 use crate::mem::GlobalMemory;
 use crate::stats::MemCounters;
 
@@ -70,6 +73,11 @@ pub struct ProgramError(pub String);
 
 fn bottom<T>(msg: impl Into<String>) -> Result<T, ProgramError> {
     Err(ProgramError(msg.into()))
+}
+
+/// ⊥ inside a micro step.
+fn stuck(msg: &str) -> Stop {
+    Stop::Bottom(ProgramError(msg.into()))
 }
 
 /// When an operation's registers were released and when its last step ended.
@@ -121,7 +129,7 @@ impl Chunk {
 }
 
 /// The accounting of the micro step in progress.
-#[derive(Default)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Step {
     /// Round-trip cycles of the farthest place touched, if any.
     level: Option<u32>,
@@ -139,16 +147,27 @@ struct Step {
     unlock: bool,
 }
 
-struct Run<'r, 'a> {
-    ctx: &'r mut Ctx<'a>,
-    txn: &'r mut Txn,
+/// Where an operation stands between its macro steps: its program counter and what the
+/// engine remembers of it. An operation can stop after any step (`Stepped::Yielded`) or at a
+/// micro step that cannot proceed yet (`Stepped::Blocked`) and resume later from here.
+#[derive(Clone, Copy, Debug)]
+pub struct OpState {
+    /// The next instruction of the compiled program.
+    pc: u16,
     /// Start of the current step.
     t: u64,
     /// Round-trip cycles of where the operation is.
     pos: u32,
+    /// The accounting of the step in progress (kept across a block).
     step: Step,
     /// The operation reserved an L1 line: L2 and DRAM fetch the L1's sectors.
     l1_fill: bool,
+    /// The operation reserved an L1 line, or L2 lines, that its own fill has not settled yet
+    /// (a reserved line in another state is another operation's: this one waits for it).
+    l1_reserved: bool,
+    l2_reserved: bool,
+    /// The line this operation waits to read, pinned (is L2, slice, way).
+    pin: Option<(bool, usize, usize)>,
     mshr: Option<usize>,
     /// The slice the operation last used and the bytes it read there, still to travel back.
     slice: usize,
@@ -158,8 +177,104 @@ struct Run<'r, 'a> {
     counted: [bool; 2],
 }
 
-/// Run `prog` for `txn` from cycle `start`.
-pub fn run(prog: &[Stm], txn: &mut Txn, ctx: &mut Ctx, start: u64) -> Result<Done, ProgramError> {
+impl OpState {
+    /// An operation about to run its first step at cycle `start`.
+    pub fn new(start: u64) -> OpState {
+        OpState {
+            pc: 0,
+            t: start,
+            pos: 0,
+            step: Step::default(),
+            l1_fill: false,
+            l1_reserved: false,
+            l2_reserved: false,
+            pin: None,
+            mshr: None,
+            slice: 0,
+            carried: 0,
+            locked: false,
+            released: None,
+            counted: [false; 2],
+        }
+    }
+
+    /// The program counter of the next step (or of the micro step it blocked at).
+    pub fn pc(&self) -> u16 {
+        self.pc
+    }
+
+    /// The cycle the operation's last step ended at.
+    pub fn time(&self) -> u64 {
+        self.t
+    }
+}
+
+/// What one call of `step` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stepped {
+    /// A macro step ran to its `yield`; the next starts at `OpState::pc` (its place:
+    /// `Compiled::place`).
+    Yielded,
+    /// A micro step cannot proceed now: it needs a line or a lock that another operation
+    /// holds in a state it must wait out (a reservation not filled yet, busy banks, every way
+    /// or MSHR reserved). The step's changes so far stay and the operation resumes at that
+    /// micro step: the formal model's retry (digest §2.4.5, (op2): the op yields with the
+    /// same statement at the head of its work list).
+    Blocked,
+    /// The program reached `end`.
+    Ended(Done),
+}
+
+/// Why a micro step stopped: ⊥, or it must wait for another operation (`Stepped::Blocked`).
+enum Stop {
+    Bottom(ProgramError),
+    Block,
+}
+
+impl From<ProgramError> for Stop {
+    fn from(e: ProgramError) -> Stop {
+        Stop::Bottom(e)
+    }
+}
+
+type MicroResult = Result<(), Stop>;
+
+struct Run<'r, 'a> {
+    ctx: &'r mut Ctx<'a>,
+    txn: &'r mut Txn,
+    s: OpState,
+}
+
+/// Run `prog` for `txn` from cycle `start` to its `end`, step after step: a valid schedule of
+/// the macro-step system in which no other operation runs in between, so nothing blocks.
+pub fn run(
+    prog: &Compiled,
+    txn: &mut Txn,
+    ctx: &mut Ctx,
+    start: u64,
+) -> Result<Done, ProgramError> {
+    let mut st = OpState::new(start);
+    loop {
+        match step(prog, txn, ctx, &mut st)? {
+            Stepped::Yielded => {}
+            Stepped::Ended(d) => return Ok(d),
+            Stepped::Blocked => {
+                return bottom(
+                    "the program waits for a line or lock it holds itself (it would wait forever)",
+                )
+            }
+        }
+    }
+}
+
+/// Run `txn`'s macro step at `st`'s program counter (or resume the micro step it blocked at)
+/// to its `yield` or `end`.
+pub fn step(
+    prog: &Compiled,
+    txn: &mut Txn,
+    ctx: &mut Ctx,
+    st: &mut OpState,
+) -> Result<Stepped, ProgramError> {
     if matches!(txn.target, Target::Global | Target::Local)
         && (ctx.back.is_none() || ctx.global.is_none())
     {
@@ -167,56 +282,63 @@ pub fn run(prog: &[Stm], txn: &mut Txn, ctx: &mut Ctx, start: u64) -> Result<Don
             "internal: a device-memory operation ran outside the memory exchange (`core::exec::uses_memory_system` must name its instruction)",
         );
     }
-    let mut r = Run {
-        ctx,
-        txn,
-        t: start,
-        pos: 0,
-        step: Step::default(),
-        l1_fill: false,
-        mshr: None,
-        slice: 0,
-        carried: 0,
-        locked: false,
-        released: None,
-        counted: [false; 2],
-    };
-    if !r.seq(prog)? {
-        return bottom("the program ran out without `end;`");
-    }
-    r.check_end()?;
-    // A program that ends at L2 with data read there still has to bring it back.
-    let late = if r.carried > 0 { r.reply() } else { 0 };
-    match r.released {
-        Some(release) => Ok(Done {
-            release: release + late,
-            end: r.t + late,
-        }),
-        None => bottom("the program ended without `releaseRegs`: its registers would stay blocked"),
-    }
+    let mut r = Run { ctx, txn, s: *st };
+    let out = r.run_to_yield(prog);
+    *st = r.s;
+    out
 }
 
 impl Run<'_, '_> {
-    /// Run a statement sequence; true once `end` ran.
-    fn seq(&mut self, stms: &[Stm]) -> Result<bool, ProgramError> {
-        for s in stms {
-            match s {
-                Stm::Skip => {}
-                Stm::Yield => self.end_step(),
-                Stm::End => {
-                    self.end_step();
-                    return Ok(true);
-                }
-                Stm::If(b, then, els) => {
-                    let branch = if self.cond(b)? { then } else { els };
-                    if self.seq(branch)? {
-                        return Ok(true);
+    /// Interpret the compiled code from the operation's pc to its step's `yield` or `end`.
+    fn run_to_yield(&mut self, prog: &Compiled) -> Result<Stepped, ProgramError> {
+        let code = prog.code();
+        let mut pc = self.s.pc as usize;
+        loop {
+            match &code[pc] {
+                Instr::Op(op) => match self.op(*op) {
+                    Ok(()) => pc += 1,
+                    Err(Stop::Block) => {
+                        self.s.pc = pc as u16;
+                        return Ok(Stepped::Blocked);
                     }
+                    Err(Stop::Bottom(e)) => return Err(e),
+                },
+                Instr::JumpUnless(b, target) => {
+                    pc = if self.cond(b)? {
+                        pc + 1
+                    } else {
+                        *target as usize
+                    };
                 }
-                Stm::Op(op) => self.op(*op)?,
+                Instr::Jump(target) => pc = *target as usize,
+                Instr::Yield => {
+                    self.end_step();
+                    self.s.pc = (pc + 1) as u16;
+                    return Ok(Stepped::Yielded);
+                }
+                Instr::End => {
+                    self.end_step();
+                    self.s.pc = pc as u16;
+                    return self.finish().map(Stepped::Ended);
+                }
             }
         }
-        Ok(false)
+    }
+
+    /// After `end`: the formal model's stuck states, the reply still to travel, the times.
+    fn finish(&mut self) -> Result<Done, ProgramError> {
+        self.check_end()?;
+        // A program that ends at L2 with data read there still has to bring it back.
+        let late = if self.s.carried > 0 { self.reply() } else { 0 };
+        match self.s.released {
+            Some(release) => Ok(Done {
+                release: release + late,
+                end: self.s.t + late,
+            }),
+            None => {
+                bottom("the program ended without `releaseRegs`: its registers would stay blocked")
+            }
+        }
     }
 
     fn cond(&mut self, b: &BExp) -> Result<bool, ProgramError> {
@@ -231,44 +353,41 @@ impl Run<'_, '_> {
         })
     }
 
-    fn op(&mut self, op: OpExp) -> Result<(), ProgramError> {
+    fn op(&mut self, op: OpExp) -> MicroResult {
         match op {
-            OpExp::ReadMem => self.read_mem(),
-            OpExp::WriteMem => self.write_mem(),
-            OpExp::AtomOp => self.atom_op(),
-            OpExp::ReleaseRegs => {
-                self.step.release = true;
-                Ok(())
-            }
-            OpExp::WriteToRegs => {
-                self.txn.wrote_regs = true;
-                Ok(())
-            }
-            OpExp::Lock => self.lock(),
-            OpExp::Unlock => self.unlock(),
+            OpExp::ReadMem => self.read_mem()?,
+            OpExp::WriteMem => self.write_mem()?,
+            OpExp::AtomOp => self.atom_op()?,
+            OpExp::ReleaseRegs => self.s.step.release = true,
+            OpExp::WriteToRegs => self.txn.wrote_regs = true,
+            OpExp::Lock => self.lock()?,
+            OpExp::Unlock => self.unlock()?,
             _ => {
                 self.device(op)?;
                 match op {
-                    OpExp::Read(Level::L1) => self.read_l1(),
-                    OpExp::Read(Level::L2) => self.read_l2(),
-                    OpExp::Write(Level::L1) => self.write_l1(),
-                    OpExp::Write(Level::L2) => self.write_l2(),
-                    OpExp::Reserve(Level::L1) => self.reserve_l1(),
-                    OpExp::Reserve(Level::L2) => self.reserve_l2(),
-                    OpExp::Update(Level::L1) => self.update_l1(),
-                    OpExp::Update(Level::L2) => self.update_l2(),
-                    OpExp::Evict(Level::L1) => self.drop_l1(true),
-                    OpExp::Evict(Level::L2) => self.drop_l2(true),
-                    OpExp::Discard(Level::L1) => self.drop_l1(false),
-                    OpExp::Discard(Level::L2) => self.drop_l2(false),
-                    OpExp::ClassifyFirst(l) => self.classify(l, crate::mem::cache::EvClass::First),
+                    OpExp::Read(Level::L1) => self.read_l1()?,
+                    OpExp::Read(Level::L2) => self.read_l2()?,
+                    OpExp::Write(Level::L1) => self.write_l1()?,
+                    OpExp::Write(Level::L2) => self.write_l2()?,
+                    OpExp::Reserve(Level::L1) => self.reserve_l1()?,
+                    OpExp::Reserve(Level::L2) => self.reserve_l2()?,
+                    OpExp::Update(Level::L1) => self.update_l1()?,
+                    OpExp::Update(Level::L2) => self.update_l2()?,
+                    OpExp::Evict(Level::L1) => self.drop_l1(true)?,
+                    OpExp::Evict(Level::L2) => self.drop_l2(true)?,
+                    OpExp::Discard(Level::L1) => self.drop_l1(false)?,
+                    OpExp::Discard(Level::L2) => self.drop_l2(false)?,
+                    OpExp::ClassifyFirst(l) => {
+                        self.classify(l, crate::mem::cache::EvClass::First)?
+                    }
                     OpExp::ClassifyNormal(l) => {
-                        self.classify(l, crate::mem::cache::EvClass::Normal)
+                        self.classify(l, crate::mem::cache::EvClass::Normal)?
                     }
                     _ => unreachable!("handled above"),
                 }
             }
         }
+        Ok(())
     }
 
     // ---- timing -------------------------------------------------------------------------
@@ -287,22 +406,22 @@ impl Run<'_, '_> {
 
     fn touch(&mut self, p: Place) {
         let r = self.cost(p);
-        self.step.level = Some(self.step.level.map_or(r, |l| l.max(r)));
+        self.s.step.level = Some(self.s.step.level.map_or(r, |l| l.max(r)));
     }
 
     /// The cycle within the current step: its start, or later once it has waited.
     fn now(&self) -> u64 {
-        self.t.max(self.step.wait)
+        self.s.t.max(self.s.step.wait)
     }
 
     fn wait_until(&mut self, at: u64) {
-        self.step.wait = self.step.wait.max(at);
+        self.s.step.wait = self.s.step.wait.max(at);
     }
 
     /// Close the current micro step: its cost, queueing and waits give its end, when the
     /// lines it filled land and the registers or banks it released become free.
     fn end_step(&mut self) {
-        let s = std::mem::take(&mut self.step);
+        let s = std::mem::take(&mut self.s.step);
         let mut extra = s.extra;
         let l2 = self.ctx.costs.l2;
         // The interconnect is crossed when the operation goes out to L2 (a request carrying
@@ -310,28 +429,28 @@ impl Run<'_, '_> {
         // bytes it read there); steps while it stays at L2 or DRAM (fills, an atomic's
         // read-modify-write) stay inside the slice.
         if let Some(slice) = s.l2 {
-            self.slice = slice;
-            if self.pos < l2 {
+            self.s.slice = slice;
+            if self.s.pos < l2 {
                 extra += self.request(slice, s.l2_write) as i64;
             }
-            self.carried += s.l2_read;
+            self.s.carried += s.l2_read;
         }
-        if self.pos >= l2 && s.level.is_none_or(|lv| lv < l2) {
+        if self.s.pos >= l2 && s.level.is_none_or(|lv| lv < l2) {
             extra += self.reply() as i64;
             if s.level.is_none() {
                 // Back at the SM's registers.
-                self.pos = 0;
+                self.s.pos = 0;
             }
         }
         let cost = match s.level {
             Some(level) => {
-                let c = level.saturating_sub(self.pos);
-                self.pos = level;
+                let c = level.saturating_sub(self.s.pos);
+                self.s.pos = level;
                 c
             }
             None => 0,
         };
-        let end = ((self.t + cost as u64) as i64 + extra).max(self.t as i64) as u64;
+        let end = ((self.s.t + cost as u64) as i64 + extra).max(self.s.t as i64) as u64;
         let end = end.max(s.wait);
         for &(l2, slice, i) in &s.filled[..s.n_filled] {
             let line = if l2 {
@@ -340,27 +459,30 @@ impl Run<'_, '_> {
                 self.ctx.mem.l1.line_mut(i)
             };
             line.ready = end;
-            if !l2 {
-                if let Some(m) = self.mshr.take() {
+            if l2 {
+                self.s.l2_reserved = false;
+            } else {
+                self.s.l1_reserved = false;
+                if let Some(m) = self.s.mshr.take() {
                     self.ctx.mem.mshr_free[m] = end;
                 }
             }
         }
         if s.release {
-            self.released = Some(end);
+            self.s.released = Some(end);
         }
         if s.unlock {
             self.set_banks(end);
-            self.locked = false;
+            self.s.locked = false;
         }
-        self.t = end;
+        self.s.t = end;
     }
 
     /// The queueing of a request packet to slice `slice` carrying `write` bytes: the SM's
     /// output port, the slice's input port and its bandwidth (the unloaded trip is in the
     /// step's cost).
     fn request(&mut self, slice: usize, write: u64) -> u64 {
-        let (sm, now) = (self.ctx.sm, self.t);
+        let (sm, now) = (self.ctx.sm, self.s.t);
         let b = back!(self.ctx);
         let lat = b.icnt.latency() as u64;
         let arrive = b.icnt.to_slice(sm, slice as u32, HEADER + write, now);
@@ -375,8 +497,8 @@ impl Run<'_, '_> {
 
     /// The queueing of the reply that brings the bytes read at L2 back to the SM.
     fn reply(&mut self) -> u64 {
-        let (sm, now, slice, read) = (self.ctx.sm, self.t, self.slice, self.carried);
-        self.carried = 0;
+        let (sm, now, slice, read) = (self.ctx.sm, self.s.t, self.s.slice, self.s.carried);
+        self.s.carried = 0;
         let b = back!(self.ctx);
         let lat = b.icnt.latency() as u64;
         let served = b.slice_bw[slice].serve(now, read);
@@ -391,15 +513,15 @@ impl Run<'_, '_> {
 
     fn l2_traffic(&mut self, slice: usize, read: u64, write: u64) {
         self.touch(Place::L2);
-        self.step.l2.get_or_insert(slice);
-        self.step.l2_read += read;
-        self.step.l2_write += write;
+        self.s.step.l2.get_or_insert(slice);
+        self.s.step.l2_read += read;
+        self.s.step.l2_write += write;
     }
 
     fn filled(&mut self, l2: bool, slice: usize, i: usize) {
-        if self.step.n_filled < self.step.filled.len() {
-            self.step.filled[self.step.n_filled] = (l2, slice, i);
-            self.step.n_filled += 1;
+        if self.s.step.n_filled < self.s.step.filled.len() {
+            self.s.step.filled[self.s.step.n_filled] = (l2, slice, i);
+            self.s.step.n_filled += 1;
         }
     }
 
@@ -409,7 +531,7 @@ impl Run<'_, '_> {
         let now = self.now();
         let c = &mut *self.ctx.counters;
         let d = dram_access(back!(self.ctx), addr, bytes, now, write, c);
-        self.step.extra += d;
+        self.s.step.extra += d;
         self.touch(Place::Dram);
     }
 
@@ -423,7 +545,7 @@ impl Run<'_, '_> {
     /// What L2 and DRAM move for this operation, at operation offsets: the L1's sectors when
     /// it fills an L1 line, else its own bytes.
     fn want_below(&self) -> Mask {
-        if self.l1_fill {
+        if self.s.l1_fill {
             self.want_l1()
         } else {
             self.txn.bytes
@@ -472,27 +594,30 @@ impl Run<'_, '_> {
 
     // ---- conditions ---------------------------------------------------------------------
 
-    /// `isCachedL1`: the line is present with every sector the operation needs (a reserved
-    /// line in flight counts, as in the formal model). The first evaluation counts hits and
-    /// misses by sector.
+    /// `isCachedL1`: the line is present with every sector the operation needs, or reserved
+    /// by another operation and not filled yet (formal `isCached`: valid or pending; the read
+    /// that follows waits for the fill). The first evaluation counts hits and misses by sector.
     fn cached_l1(&mut self) -> Result<bool, ProgramError> {
         self.device(OpExp::Read(Level::L1))?;
         let want = self.want_l1();
         let l1 = &self.ctx.mem.l1;
-        let valid = l1.find(self.txn.line).map_or(0, |i| l1.line(i).valid);
-        if !std::mem::replace(&mut self.counted[0], true) {
+        let (valid, pending) = l1.find(self.txn.line).map_or((0, false), |i| {
+            let l = l1.line(i);
+            (l.valid, l.ready == PENDING && !self.s.l1_reserved)
+        });
+        if !std::mem::replace(&mut self.s.counted[0], true) {
             let c = &mut *self.ctx.counters;
             c.l1_hits += l1.sector_count(valid & want);
             c.l1_misses += l1.sector_count(want & !valid);
         }
-        Ok(valid & want == want)
+        Ok(valid & want == want || pending)
     }
 
     fn cached_l2(&mut self) -> Result<bool, ProgramError> {
         self.device(OpExp::Read(Level::L2))?;
         let (chunks, n) = self.chunks();
         let want = self.want_below();
-        let count = !std::mem::replace(&mut self.counted[1], true);
+        let count = !std::mem::replace(&mut self.s.counted[1], true);
         let mut all = true;
         for c in &chunks[..n] {
             let s = &back_ref!(self.ctx).slices[c.slice];
@@ -500,12 +625,15 @@ impl Run<'_, '_> {
             if w == 0 {
                 continue;
             }
-            let valid = s.find(c.l2line).map_or(0, |i| s.line(i).valid);
+            let (valid, pending) = s.find(c.l2line).map_or((0, false), |i| {
+                let l = s.line(i);
+                (l.valid, l.ready == PENDING && !self.s.l2_reserved)
+            });
             if count {
                 self.ctx.counters.l2_hits += s.sector_count(valid & w);
                 self.ctx.counters.l2_misses += s.sector_count(w & !valid);
             }
-            all &= valid & w == w;
+            all &= valid & w == w || pending;
         }
         Ok(all)
     }
@@ -513,8 +641,9 @@ impl Run<'_, '_> {
     // ---- L1 operations ------------------------------------------------------------------
 
     /// The L1 way holding the operation's line, allocating it if absent (a victim is
-    /// written back if dirty; a set all in flight is waited for).
-    fn l1_way(&mut self) -> usize {
+    /// written back if dirty; a set all in flight is waited for; a set all reserved by
+    /// operations still running blocks).
+    fn l1_way(&mut self) -> Result<usize, Stop> {
         loop {
             let now = self.now();
             let ctx = &mut *self.ctx;
@@ -527,7 +656,8 @@ impl Run<'_, '_> {
                 now,
                 ctx.counters,
             ) {
-                Ok(i) => return i,
+                Ok(i) => return Ok(i),
+                Err(PENDING) => return Err(Stop::Block),
                 Err(at) => {
                     ctx.counters.l1_reservation_fails += 1;
                     self.wait_until(at.max(now + 1));
@@ -536,12 +666,15 @@ impl Run<'_, '_> {
         }
     }
 
-    fn reserve_l1(&mut self) -> Result<(), ProgramError> {
+    fn reserve_l1(&mut self) -> MicroResult {
         if self.cached_l1()? {
-            return bottom("`reserveL1` of a line already in L1");
+            return Err(stuck("`reserveL1` of a line already in L1"));
+        }
+        if self.ctx.mem.mshr_free.iter().all(|&f| f == PENDING) {
+            return Err(Stop::Block);
         }
         self.touch(Place::L1);
-        let i = self.l1_way();
+        let i = self.l1_way()?;
         // One MSHR per line in flight: with all busy the miss waits for the first to free.
         let now = self.now();
         let mem = &mut *self.ctx.mem;
@@ -558,9 +691,10 @@ impl Run<'_, '_> {
         }
         let mem = &mut *self.ctx.mem;
         mem.mshr_free[m] = PENDING;
-        self.mshr = Some(m);
+        self.s.mshr = Some(m);
         mem.l1.line_mut(i).ready = PENDING;
-        self.l1_fill = true;
+        self.s.l1_fill = true;
+        self.s.l1_reserved = true;
         Ok(())
     }
 
@@ -571,13 +705,19 @@ impl Run<'_, '_> {
         }
     }
 
-    fn read_l1(&mut self) -> Result<(), ProgramError> {
+    fn read_l1(&mut self) -> MicroResult {
         self.touch(Place::L1);
         let i = self.l1_find("readL1")?;
         let want = self.want_l1();
         let l = *self.ctx.mem.l1.line(i);
+        if l.valid & want != want && l.ready == PENDING && !self.s.l1_reserved {
+            return Err(self.wait_to_read(false, 0, i));
+        }
+        self.unpin();
         if l.valid & want != want {
-            return bottom("`readL1` of bytes never filled (the program would wait forever)");
+            return Err(stuck(
+                "`readL1` of bytes never filled (the program would wait forever)",
+            ));
         }
         if l.ready != PENDING && l.ready > self.now() {
             self.ctx.counters.mshr_merges += 1;
@@ -588,6 +728,30 @@ impl Run<'_, '_> {
         }
         self.ctx.mem.l1.touch(i);
         Ok(())
+    }
+
+    /// Block on a line another operation reserved and has not filled: pin it (once), so that
+    /// nobody evicts it before this operation has read it.
+    fn wait_to_read(&mut self, l2: bool, slice: usize, i: usize) -> Stop {
+        if self.s.pin.is_none() {
+            self.s.pin = Some((l2, slice, i));
+            self.pinned_line(l2, slice, i).pins += 1;
+        }
+        Stop::Block
+    }
+
+    fn unpin(&mut self) {
+        if let Some((l2, slice, i)) = self.s.pin.take() {
+            self.pinned_line(l2, slice, i).pins -= 1;
+        }
+    }
+
+    fn pinned_line(&mut self, l2: bool, slice: usize, i: usize) -> &mut crate::mem::cache::Line {
+        if l2 {
+            back!(self.ctx).slices[slice].line_mut(i)
+        } else {
+            self.ctx.mem.l1.line_mut(i)
+        }
     }
 
     fn update_l1(&mut self) -> Result<(), ProgramError> {
@@ -606,9 +770,9 @@ impl Run<'_, '_> {
         Ok(())
     }
 
-    fn write_l1(&mut self) -> Result<(), ProgramError> {
+    fn write_l1(&mut self) -> MicroResult {
         self.touch(Place::L1);
-        let i = self.l1_way();
+        let i = self.l1_way()?;
         let values = self.txn.carries_values();
         self.txn.changed |= write_line(
             &mut self.ctx.mem.l1,
@@ -623,14 +787,19 @@ impl Run<'_, '_> {
 
     /// `evictL1` (`write_back`: dirty bytes are written back first, the silent `wb_L1` the
     /// formal `evict` waits for) or `discardL1` (dirty bytes are dropped).
-    fn drop_l1(&mut self, write_back: bool) -> Result<(), ProgramError> {
+    fn drop_l1(&mut self, write_back: bool) -> MicroResult {
         self.touch(Place::L1);
         let Some(i) = self.ctx.mem.l1.find(self.txn.line) else {
             return Ok(());
         };
         let ready = self.ctx.mem.l1.line(i).ready;
+        if (ready == PENDING && !self.s.l1_reserved) || self.ctx.mem.l1.line(i).pins > 0 {
+            return Err(Stop::Block);
+        }
         if ready == PENDING {
-            return bottom("evicting a line this operation reserved (it would wait forever)");
+            return Err(stuck(
+                "evicting a line this operation reserved (it would wait forever)",
+            ));
         }
         if ready > self.now() {
             self.wait_until(ready);
@@ -649,6 +818,7 @@ impl Run<'_, '_> {
                     ctx.counters,
                 ) {
                     Ok(()) => break,
+                    Err(PENDING) => return Err(Stop::Block),
                     Err(at) => self.wait_until(at.max(now + 1)),
                 }
             }
@@ -685,8 +855,8 @@ impl Run<'_, '_> {
 
     // ---- L2 operations ------------------------------------------------------------------
 
-    /// The way of chunk `c` in its slice, allocating it if absent.
-    fn l2_way(&mut self, c: &Chunk) -> usize {
+    /// The way of chunk `c` in its slice, allocating it if absent (blocks as `l1_way`).
+    fn l2_way(&mut self, c: &Chunk) -> Result<usize, Stop> {
         loop {
             let now = self.now();
             let ctx = &mut *self.ctx;
@@ -698,7 +868,8 @@ impl Run<'_, '_> {
                 now,
                 ctx.counters,
             ) {
-                Ok(i) => return i,
+                Ok(i) => return Ok(i),
+                Err(PENDING) => return Err(Stop::Block),
                 Err(at) => {
                     ctx.counters.l2_reservation_fails += 1;
                     self.wait_until(at.max(now + 1));
@@ -707,9 +878,9 @@ impl Run<'_, '_> {
         }
     }
 
-    fn reserve_l2(&mut self) -> Result<(), ProgramError> {
+    fn reserve_l2(&mut self) -> MicroResult {
         if self.cached_l2()? {
-            return bottom("`reserveL2` of a line already in L2");
+            return Err(stuck("`reserveL2` of a line already in L2"));
         }
         let (chunks, n) = self.chunks();
         let want = self.want_below();
@@ -717,14 +888,15 @@ impl Run<'_, '_> {
             if c.in_l2(want) == 0 {
                 continue;
             }
-            let i = self.l2_way(c);
+            let i = self.l2_way(c)?;
             back!(self.ctx).slices[c.slice].line_mut(i).ready = PENDING;
+            self.s.l2_reserved = true;
             self.l2_traffic(c.slice, 0, 0);
         }
         Ok(())
     }
 
-    fn read_l2(&mut self) -> Result<(), ProgramError> {
+    fn read_l2(&mut self) -> MicroResult {
         let (chunks, n) = self.chunks();
         let want = self.want_below();
         let values = self.txn.carries_values();
@@ -735,11 +907,16 @@ impl Run<'_, '_> {
                 continue;
             }
             let Some(i) = s.find(c.l2line) else {
-                return bottom("`readL2` of a line not in L2");
+                return Err(stuck("`readL2` of a line not in L2"));
             };
             let l = *s.line(i);
+            if l.valid & w != w && l.ready == PENDING && !self.s.l2_reserved {
+                return Err(self.wait_to_read(true, c.slice, i));
+            }
             if l.valid & w != w {
-                return bottom("`readL2` of bytes never filled (the program would wait forever)");
+                return Err(stuck(
+                    "`readL2` of bytes never filled (the program would wait forever)",
+                ));
             }
             if l.ready != PENDING && l.ready > self.now() {
                 self.wait_until(l.ready);
@@ -757,6 +934,7 @@ impl Run<'_, '_> {
             back!(self.ctx).slices[c.slice].touch(i);
             self.l2_traffic(c.slice, w.count_ones() as u64, 0);
         }
+        self.unpin();
         Ok(())
     }
 
@@ -793,7 +971,7 @@ impl Run<'_, '_> {
         Ok(())
     }
 
-    fn write_l2(&mut self) -> Result<(), ProgramError> {
+    fn write_l2(&mut self) -> MicroResult {
         let (chunks, n) = self.chunks();
         let values = self.txn.carries_values();
         for c in &chunks[..n] {
@@ -806,7 +984,7 @@ impl Run<'_, '_> {
             let w = s.sectors_of(m);
             self.ctx.counters.l2_hits += s.sector_count(present & w);
             self.ctx.counters.l2_misses += s.sector_count(w & !present);
-            let i = self.l2_way(c);
+            let i = self.l2_way(c)?;
             let (a, b, len) = (c.txn_off as usize, c.l2_off as usize, c.len as usize);
             let mut src = [0u8; 128];
             src[b..b + len].copy_from_slice(&self.txn.data[a..a + len]);
@@ -818,16 +996,22 @@ impl Run<'_, '_> {
         Ok(())
     }
 
-    fn drop_l2(&mut self, write_back: bool) -> Result<(), ProgramError> {
+    fn drop_l2(&mut self, write_back: bool) -> MicroResult {
         let (chunks, n) = self.chunks();
         for c in &chunks[..n] {
             self.l2_traffic(c.slice, 0, 0);
             let Some(i) = back!(self.ctx).slices[c.slice].find(c.l2line) else {
                 continue;
             };
-            let ready = back!(self.ctx).slices[c.slice].line(i).ready;
+            let line = *back!(self.ctx).slices[c.slice].line(i);
+            let ready = line.ready;
+            if (ready == PENDING && !self.s.l2_reserved) || line.pins > 0 {
+                return Err(Stop::Block);
+            }
             if ready == PENDING {
-                return bottom("evicting a line this operation reserved (it would wait forever)");
+                return Err(stuck(
+                    "evicting a line this operation reserved (it would wait forever)",
+                ));
             }
             if ready > self.now() {
                 self.wait_until(ready);
@@ -912,17 +1096,17 @@ impl Run<'_, '_> {
         Ok(())
     }
 
-    fn lock(&mut self) -> Result<(), ProgramError> {
+    fn lock(&mut self) -> MicroResult {
         if self.txn.target != Target::Shared || self.txn.atomic.is_none() {
-            return bottom("`lock` is defined for shared-memory atomics only");
+            return Err(stuck("`lock` is defined for shared-memory atomics only"));
         }
         // The banks' locks are this operation's own, freed only when a step with its `unlock`
         // ends: it would wait for itself for ever (and every later atomic on those banks
         // behind it).
-        if self.locked {
-            return bottom(
+        if self.s.locked {
+            return Err(stuck(
                 "`lock` while the operation still holds its banks' locks (an `unlock` frees them at the end of its step): it would wait for itself for ever",
-            );
+            ));
         }
         let banks = self.txn.banks;
         let free = &self.ctx.mem.bank_free;
@@ -931,9 +1115,13 @@ impl Run<'_, '_> {
             .map(|b| free[b])
             .max()
             .unwrap_or(0);
+        if until == PENDING {
+            // Another atomic holds one of the banks until its `unlock` step ends.
+            return Err(Stop::Block);
+        }
         self.wait_until(until);
         self.set_banks(PENDING);
-        self.locked = true;
+        self.s.locked = true;
         Ok(())
     }
 
@@ -941,7 +1129,7 @@ impl Run<'_, '_> {
         if self.txn.target != Target::Shared || self.txn.atomic.is_none() {
             return bottom("`unlock` is defined for shared-memory atomics only");
         }
-        self.step.unlock = true;
+        self.s.step.unlock = true;
         Ok(())
     }
 
@@ -957,24 +1145,14 @@ impl Run<'_, '_> {
 
     /// The formal model's stuck states at `end`: pins nobody will release.
     fn check_end(&self) -> Result<(), ProgramError> {
-        if self.locked {
+        if self.s.locked {
             return bottom("the program ended holding shared-memory bank locks");
         }
-        let l1 = &self.ctx.mem.l1;
-        if l1
-            .find(self.txn.line)
-            .is_some_and(|i| l1.line(i).ready == PENDING)
-        {
+        if self.s.l1_reserved {
             return bottom("the program ended with its L1 line reserved but never updated");
         }
-        if matches!(self.txn.target, Target::Global | Target::Local) {
-            let (chunks, n) = self.chunks();
-            for c in &chunks[..n] {
-                let s = &back_ref!(self.ctx).slices[c.slice];
-                if s.find(c.l2line).is_some_and(|i| s.line(i).ready == PENDING) {
-                    return bottom("the program ended with its L2 line reserved but never updated");
-                }
-            }
+        if self.s.l2_reserved {
+            return bottom("the program ended with its L2 line reserved but never updated");
         }
         Ok(())
     }

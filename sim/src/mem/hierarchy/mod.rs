@@ -17,14 +17,14 @@
 mod exec;
 mod txn;
 
-pub use exec::{run, Ctx, Done, ProgramError};
+pub use exec::{run, step, Ctx, Done, OpState, ProgramError, Stepped};
 pub use txn::{AtomicArgs, Target, Txn};
 
 use crate::config::Config;
 use crate::mem::cache::{Cache, INVALID};
 use crate::mem::dram::Dram;
 use crate::mem::interconnect::{slice_of, Interconnect};
-use crate::mem::program::Program;
+use crate::mem::program::Compiled;
 use crate::mem::server::Server;
 use crate::mem::GlobalMemory;
 use crate::stats::MemCounters;
@@ -175,9 +175,10 @@ impl Backend {
     }
 }
 
-/// The programs of every operation, indexed by `OpProgram`, resolved once from the config.
+/// The programs of every operation, indexed by `OpProgram`, resolved once from the config and
+/// compiled to macro steps.
 pub struct ProgramTable {
-    progs: Vec<Program>,
+    progs: Vec<Compiled>,
 }
 
 /// Which program an access runs (`mem::program::library::ALL` names, in that order).
@@ -189,12 +190,15 @@ impl ProgramTable {
         ProgramTable {
             progs: crate::mem::program::library::ALL
                 .iter()
-                .map(|(name, _)| cfg.memory_program(name).clone())
+                .map(|(name, _)| {
+                    Compiled::new(cfg.memory_program(name))
+                        .expect("the config loader compiled every program")
+                })
                 .collect(),
         }
     }
 
-    pub fn get(&self, p: OpProgram) -> &Program {
+    pub fn get(&self, p: OpProgram) -> &Compiled {
         &self.progs[p.0]
     }
 }
