@@ -624,6 +624,7 @@ fn make_cta(
             fetch_ready: 0,
             fetch_reason: crate::stats::Stall::NoInstruction,
             mem_done: 0,
+            mem_in_flight: 0,
             mem_accesses: Vec::with_capacity(64),
             mem_keys: Vec::with_capacity(256),
             mem_lanes: Vec::with_capacity(64),

@@ -15,6 +15,7 @@ pub mod gpu;
 pub mod landing;
 pub mod limits;
 pub mod liveness;
+pub mod pending;
 pub mod program;
 pub mod sched;
 pub mod sm;

@@ -7,6 +7,7 @@ mod report;
 mod stages;
 use super::cta::{Cta, Release};
 use super::fault::Fault;
+pub(crate) use super::pending::PendingMemory;
 use super::program::Program;
 use super::sched::{checked_pick, not_selected, Candidate};
 use super::subpart::SubPartition;
@@ -45,6 +46,8 @@ pub struct Sm {
     pub outbox: Vec<super::cluster::Outgoing>,
     /// Instructions picked in this cycle's step, issued in the memory exchange.
     deferred: Vec<Deferred>,
+    /// Memory instructions in flight, whose registers are written at completion.
+    pending: PendingMemory,
 }
 
 /// What one SM cycle did.
@@ -96,6 +99,7 @@ impl Sm {
             landing_buf: Vec::new(),
             outbox: Vec::new(),
             deferred: Vec::with_capacity(cfg.sm.schedulers as usize * 2),
+            pending: PendingMemory::default(),
         }
     }
 
@@ -193,6 +197,7 @@ impl Sm {
             spin_suspect: false,
         };
         self.order = 0;
+        self.pending.complete_due(cycle, &mut self.warps, sh.prog);
         self.land_async_copies(cycle, epoch);
         // No cluster unit, no peer messages: the latency is never used.
         let one_way = sh
@@ -203,6 +208,9 @@ impl Sm {
         self.land_bulk(cycle, epoch, sh.prog, one_way);
         if let Some(t) = self.next_landing() {
             res.next_ready = Some(t);
+        }
+        if let Some(t) = self.pending.next_due() {
+            res.next_ready = Some(res.next_ready.map_or(t, |n| n.min(t)));
         }
         let n_parts = self.parts.len();
         let mut picks = 0;
@@ -480,6 +488,7 @@ impl Sm {
             let n_parts = self.parts.len();
             for s in &cta.warps {
                 self.warps[*s] = None;
+                self.pending.forget_warp(*s);
                 self.part_regs[s % n_parts] -= cta.regs / cta.n_warps.max(1);
             }
             self.used_threads -= cta.threads;

@@ -65,6 +65,9 @@ pub struct Warp {
     /// Cycle by which every memory operation the warp has issued has completed (a fence
     /// waits for it).
     pub mem_done: u64,
+    /// Memory instructions whose operations the memory system still runs
+    /// (`memory_engine: components`; a fence waits for none to be left).
+    pub mem_in_flight: u32,
     /// Scratch for the coalescer: the current memory instruction's per-lane accesses and the
     /// sector or word ids it sorts (reused, so steady state does not allocate).
     pub mem_accesses: Vec<crate::mem::coalesce::LaneAccess>,

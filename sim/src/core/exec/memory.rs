@@ -10,6 +10,7 @@
 //! atomics), then the registers.
 
 use super::*;
+use crate::core::pending::{RegSrc, RegWrite};
 use crate::mem::cache::Mask as ByteMask;
 use crate::mem::coalesce::LaneAccess;
 use crate::mem::hierarchy::{self as hier, AtomicArgs, Done, OpProgram, Target, Txn};
@@ -51,7 +52,22 @@ impl Timing {
 }
 
 impl<'a> ExecEnv<'a> {
+    /// `ld`, `st`, `atom`, `red`: operations on device memory are collected in
+    /// `MemPort::issuing` and their register writes deferred to their completion
+    /// (`core::pending`); shared, constant and parameter accesses complete here.
     pub(super) fn exec_memory(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+    ) -> Result<Option<MemSummary>, Fault> {
+        self.mem.issuing.start();
+        let r = self.exec_memory_lanes(w, inst, exec);
+        self.mem.issuing.collecting = false;
+        r
+    }
+
+    fn exec_memory_lanes(
         &mut self,
         w: &mut Warp,
         inst: &Inst,
@@ -140,7 +156,10 @@ impl<'a> ExecEnv<'a> {
         let bytes = size * d.len as u32;
         self.resolve_lanes(w, inst, exec, (space, addr, bytes), "load", first_space)?;
         let wrote = self.run_programs(w, inst, prog, *first_space, t, |_, _| {})?;
+        // Operations on device memory in flight: the registers are written at completion.
+        let defer = !self.mem.issuing.ops.is_empty();
         let f = self.prog.module.function(w.func());
+        let lb = self.mem.sm.l1.line_bytes();
         for k in 0..w.mem_lanes.len() {
             let (l, sp, base, _) = w.mem_lanes[k];
             let l = l as usize;
@@ -151,8 +170,25 @@ impl<'a> ExecEnv<'a> {
                     addr: base + (i as u64) * size as u64,
                     size,
                 };
+                let rty = f.regs[r.0 as usize].ty;
+                let sext = ty.is_signed() && rty.bits() > ty.bits();
+                if is_global(sp) && defer {
+                    let line = at.addr - at.addr % lb;
+                    let Ok(op) = w.mem_txns.binary_search_by_key(&line, |x| x.line) else {
+                        continue;
+                    };
+                    let src = RegSrc::Line {
+                        op: op as u16,
+                        off: (at.addr - line) as u8,
+                        size: size as u8,
+                        sext: if sext { ty.bits() as u8 } else { 0 },
+                        mask: rty.mask(),
+                    };
+                    self.defer_write(w, r.0, l, src);
+                    continue;
+                }
                 let v = if is_global(sp) {
-                    match global_value(w, at, self.mem.sm.l1.line_bytes()) {
+                    match global_value(w, at, lb) {
                         Some(v) => v,
                         None => continue,
                     }
@@ -161,13 +197,16 @@ impl<'a> ExecEnv<'a> {
                 } else {
                     continue;
                 };
-                let rty = f.regs[r.0 as usize].ty;
-                let v = if ty.is_signed() && rty.bits() > ty.bits() {
+                let v = if sext {
                     sign_extend(v, ty.bits()) & rty.mask()
                 } else {
                     v
                 };
-                w.write(r.0, l, v);
+                if defer {
+                    self.defer_write(w, r.0, l, RegSrc::Value(v));
+                } else {
+                    w.write(r.0, l, v);
+                }
             }
         }
         Ok(())
@@ -296,6 +335,8 @@ impl<'a> ExecEnv<'a> {
             self.record(w, first_space, l, sp, a, size);
             w.mem_lanes.push((l as u32, sp, a, size));
         }
+        // A global lane's old value comes with its operation's completion.
+        let defer = w.mem_lanes.iter().any(|x| is_global(x.1));
         for k in 0..w.mem_lanes.len() {
             let (l, sp, a, _) = w.mem_lanes[k];
             let l = l as usize;
@@ -323,13 +364,24 @@ impl<'a> ExecEnv<'a> {
                     c: cv,
                     old: 0,
                 });
+                if self.mem.submit {
+                    let op = self.mem.issuing.push_op(prog, txn);
+                    if let Some(d) = d {
+                        self.defer_write(w, d.0, l, RegSrc::AtomOld { op });
+                    }
+                    continue;
+                }
                 t.add(self.run_txn(w, inst, prog, &mut txn, l)?);
                 let old = txn.atomic.map_or(0, |x| x.old);
                 let new = load_le(&txn.data[(a - line) as usize..][..size as usize]);
                 if new != old {
                     *self.epoch += 1;
                 }
-                (old, txn.wrote_regs)
+                let op = self.mem.issuing.push_op(prog, txn);
+                if let Some(d) = d {
+                    self.defer_write(w, d.0, l, RegSrc::AtomOld { op });
+                }
+                continue;
             } else {
                 let old = self.load(w, inst, at)?;
                 let new = sem::atomic(*op, *ty, old, bv, cv);
@@ -348,8 +400,10 @@ impl<'a> ExecEnv<'a> {
                 t.add(self.run_txn(w, inst, prog, &mut txn, l)?);
                 (old, txn.wrote_regs)
             };
-            if let (Some(d), true) = (d, wrote) {
-                w.write(d.0, l, old);
+            match (d, wrote) {
+                (Some(d), true) if defer => self.defer_write(w, d.0, l, RegSrc::Value(old)),
+                (Some(d), true) => w.write(d.0, l, old),
+                _ => {}
             }
         }
         Ok(())
@@ -404,10 +458,19 @@ impl<'a> ExecEnv<'a> {
         let mut wrote = true;
         let lane0 = w.mem_lanes.first().map_or(0, |x| x.0 as usize);
         let global_prog = prog.id(Space::Global);
+        let submit = self.mem.submit && self.mem.issuing.collecting;
         for txn in txns.iter_mut() {
+            if submit {
+                // The memory system runs it (`mem::system`); it completes at home.
+                self.mem.issuing.push_op(global_prog, txn.clone());
+                continue;
+            }
             t.add(self.run_txn(w, inst, global_prog, txn, lane0)?);
             if txn.changed {
                 *self.epoch += 1;
+            }
+            if self.mem.issuing.collecting {
+                self.mem.issuing.push_op(global_prog, txn.clone());
             }
         }
         match first {
@@ -416,8 +479,15 @@ impl<'a> ExecEnv<'a> {
                 crate::mem::coalesce::line_masks(&w.mem_accesses, lb as u32, &mut lines);
                 for &(line, m) in &lines {
                     let mut txn = Txn::new(Target::Local, hier::local_tag(warp, line), m);
+                    if submit {
+                        self.mem.issuing.push_op(prog.id(Space::Local), txn);
+                        continue;
+                    }
                     t.add(self.run_txn(w, inst, prog.id(Space::Local), &mut txn, lane0)?);
                     wrote &= txn.wrote_regs;
+                    if self.mem.issuing.collecting {
+                        self.mem.issuing.push_op(prog.id(Space::Local), txn);
+                    }
                 }
             }
             Some(sp @ (Space::Shared | Space::Const | Space::Param)) => {
@@ -435,6 +505,16 @@ impl<'a> ExecEnv<'a> {
         w.mem_lines = lines;
         w.mem_txns = txns;
         Ok(wrote)
+    }
+
+    /// Lane `lane`'s register `reg` (of the current frame) receives `src` when the
+    /// instruction's operations complete.
+    fn defer_write(&mut self, w: &Warp, reg: u32, lane: usize, src: RegSrc) {
+        self.mem.issuing.regs.push(RegWrite {
+            slot: w.slot(reg) as u32,
+            lane: lane as u16,
+            src,
+        });
     }
 
     /// Run one operation's program from this cycle; a program the formal model would leave

@@ -81,6 +81,11 @@ pub struct MemPort<'a> {
     pub programs: &'a mem::hierarchy::ProgramTable,
     pub costs: mem::hierarchy::Costs,
     pub counters: &'a mut crate::stats::MemCounters,
+    /// What a memory instruction leaves in flight (`core::pending`).
+    pub issuing: &'a mut super::pending::Issuing,
+    /// The component memory system runs device operations (`memory_engine: components`):
+    /// `ld`, `st`, `atom`, `red` hand theirs over instead of running them at issue.
+    pub submit: bool,
 }
 
 /// An operand resolved for one instruction (see `ExecEnv::src`).
@@ -151,7 +156,7 @@ fn lanes(mut m: Mask) -> impl Iterator<Item = usize> {
     })
 }
 
-fn sign_extend(v: u64, from_bits: u32) -> u64 {
+pub(crate) fn sign_extend(v: u64, from_bits: u32) -> u64 {
     if from_bits >= 64 {
         return v;
     }

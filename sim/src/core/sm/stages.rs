@@ -80,6 +80,8 @@ struct IssueCtx<'a> {
     mem: &'a mut crate::mem::hierarchy::SmMemory,
     l2: Option<&'a mut crate::mem::hierarchy::Backend>,
     hooks: &'a mut Hooks,
+    /// Memory instructions in flight (`core::pending`).
+    pending: &'a mut super::PendingMemory,
 }
 
 /// Stage 1 — fetch and decode: the instruction at the warp's pc, its function and latency
@@ -188,6 +190,7 @@ impl Sm {
             id,
             mem,
             hooks,
+            pending,
             ..
         } = self;
         let w = warps[p.slot].as_mut().expect("picked warps exist");
@@ -204,6 +207,7 @@ impl Sm {
             mem,
             l2,
             hooks,
+            pending,
         };
         let r = issue_warp(ctx, w, &at, p.slot, cycle, sh, global, epoch, res);
         w.refresh_ready(sh.prog);
@@ -341,6 +345,8 @@ fn execute(
             programs: sh.programs,
             costs: sh.costs,
             counters: &mut ctx.stats.memory,
+            issuing: &mut ctx.pending.issuing,
+            submit: false,
         },
         tma: sh.cfg.sm.tma,
         cluster: sh.cfg.sm.cluster,
@@ -469,6 +475,11 @@ fn write_back(
             let writes = deps.writes(at);
             w.set_ready(writes, cycle + lat.max(1), class.is_long());
         }
+    } else if !ctx.pending.issuing.regs.is_empty() {
+        // Device memory in flight: the destinations wait for its completion (`core::pending`).
+        let ready_at = cycle + lat.max(1);
+        ctx.pending
+            .hold(w, deps.writes(pc), slot, class.is_long(), ready_at);
     } else if !matches!(ex.flow, Flow::CollectiveWait { .. }) {
         // (A collective that waits for its members writes nothing yet.)
         w.set_ready(deps.writes(pc), cycle + lat.max(1), class.is_long());

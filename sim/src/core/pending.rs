@@ -1,0 +1,385 @@
+//! Memory instructions in flight: what a `ld`, `st`, `atom` or `red` that reached the memory
+//! system still has to do when its operations complete — at home, on the SM.
+//!
+//! Execution (`exec::memory`) checks the lanes and builds the instruction's operations (one
+//! per L1 line, one per lane of a global atomic) but does not write the destination registers:
+//! it records, per lane and register, where the value will come from (`RegSrc`). The SM keeps
+//! the record (`InFlight`) with the destination registers held by the scoreboard, and when the
+//! last operation has completed writes the registers and releases them. Whoever runs the
+//! operations — the memory programs at issue (`mem::hierarchy::run`) or the memory system's
+//! components — only reports completions (`Completion`); this module never decides when.
+//!
+//! Invariants: an entry lives from issue to the completion of its last operation; the
+//! register slots it writes are absolute (a call or return in between cannot redirect them);
+//! the buffers of finished entries are reused, so steady state does not allocate.
+
+use super::program::Program;
+use super::warp::Warp;
+use crate::mem::hierarchy::{OpProgram, Txn};
+use crate::mem::load_le;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Where one lane's register value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegSrc {
+    /// A value known at issue (a lane in shared, constant, parameter or local memory, whose
+    /// values stay functional), written if the instruction's programs wrote the registers.
+    Value(u64),
+    /// `size` bytes at offset `off` of operation `op`'s line, sign-extended from `sext` bits
+    /// (0: none) and cut to `mask`; written if that operation's program wrote the registers.
+    Line {
+        op: u16,
+        off: u8,
+        size: u8,
+        sext: u8,
+        mask: u64,
+    },
+    /// The old value of atomic operation `op`.
+    AtomOld { op: u16 },
+}
+
+/// One register write at completion: register slot `slot` (absolute, frame base included) of
+/// lane `lane`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegWrite {
+    pub slot: u32,
+    pub lane: u16,
+    pub src: RegSrc,
+}
+
+/// What execution leaves for the SM about a memory instruction whose operations are in flight
+/// (scratch, reused instruction after instruction).
+#[derive(Debug, Default)]
+pub struct Issuing {
+    /// Set by the instructions that defer their registers (`ld`, `st`, `atom`, `red`) while
+    /// they execute: their device operations are collected here.
+    pub collecting: bool,
+    pub regs: Vec<RegWrite>,
+    /// The instruction's operations on device memory and their programs, in the order they
+    /// were built; `RegSrc` indexes them.
+    pub ops: Vec<Txn>,
+    pub progs: Vec<OpProgram>,
+    /// Whether the non-device programs (shared, constant, parameter, local tags) wrote the
+    /// registers (`RegSrc::Value` depends on it).
+    pub values_written: bool,
+}
+
+impl Issuing {
+    /// Operation `txn` running program `prog` belongs to the instruction; its index.
+    pub fn push_op(&mut self, prog: OpProgram, txn: Txn) -> u16 {
+        self.ops.push(txn);
+        self.progs.push(prog);
+        (self.ops.len() - 1) as u16
+    }
+
+    /// Start collecting for a new instruction.
+    pub fn start(&mut self) {
+        self.collecting = true;
+        self.regs.clear();
+        self.ops.clear();
+        self.progs.clear();
+        self.values_written = true;
+    }
+}
+
+/// A memory instruction in flight.
+#[derive(Debug, Default)]
+pub struct Pending {
+    /// The issuing warp's slot on the SM.
+    pub slot: usize,
+    /// Register slots (absolute) the scoreboard holds until completion.
+    pub held: Vec<u32>,
+    pub long: bool,
+    pub regs: Vec<RegWrite>,
+    pub ops: Vec<Txn>,
+    pub progs: Vec<OpProgram>,
+    pub values_written: bool,
+    /// Operations not completed yet.
+    pub outstanding: u32,
+    /// The latest release among completed operations.
+    pub release: u64,
+    /// Cycles the result comes after its programs (the ldst unit's extra passes).
+    pub extra: u64,
+    pub issued: u64,
+    /// Whether its latency counts as a load's (`MemCounters::load_latency`).
+    pub is_load: bool,
+    /// Tells a live entry from a finished one whose id was reused.
+    pub serial: u64,
+}
+
+impl Pending {
+    /// The value lane write `w` receives, or None if its program did not write the registers.
+    pub fn value(&self, w: &RegWrite) -> Option<u64> {
+        match w.src {
+            RegSrc::Value(v) => self.values_written.then_some(v),
+            RegSrc::Line {
+                op,
+                off,
+                size,
+                sext,
+                mask,
+            } => {
+                let t = &self.ops[op as usize];
+                if !t.wrote_regs {
+                    return None;
+                }
+                let (o, n) = (off as usize, size as usize);
+                let v = load_le(&t.data[o..o + n]);
+                Some(if sext > 0 {
+                    crate::core::exec::sign_extend(v, sext as u32) & mask
+                } else {
+                    v
+                })
+            }
+            RegSrc::AtomOld { op } => {
+                let t = &self.ops[op as usize];
+                t.wrote_regs.then(|| t.atomic.map_or(0, |a| a.old))
+            }
+        }
+    }
+}
+
+/// The SM's memory instructions in flight, by handle.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    entries: slab::Slab<Pending>,
+    /// Buffers of finished entries, for reuse.
+    spare: Vec<Pending>,
+}
+
+/// The handle of operation `op` of entry `entry` (whose serial is `serial`), as the memory
+/// system echoes it: a completion for an entry that was forgotten is recognised by its serial.
+pub fn tag(entry: usize, serial: u64, op: usize) -> u64 {
+    ((entry as u64) << 48) | ((serial & 0xFFFF_FFFF) << 16) | op as u64
+}
+
+/// (entry, serial's low 32 bits, op) of a handle.
+pub fn untag(tag: u64) -> (usize, u64, usize) {
+    (
+        (tag >> 48) as usize,
+        (tag >> 16) & 0xFFFF_FFFF,
+        (tag & 0xFFFF) as usize,
+    )
+}
+
+impl InFlight {
+    /// A fresh entry (buffers reused), not yet inserted.
+    pub fn blank(&mut self) -> Pending {
+        let mut p = self.spare.pop().unwrap_or_default();
+        p.held.clear();
+        p.regs.clear();
+        p.ops.clear();
+        p.progs.clear();
+        p
+    }
+
+    pub fn insert(&mut self, p: Pending) -> usize {
+        self.entries.insert(p)
+    }
+
+    pub fn get_mut(&mut self, entry: usize) -> Option<&mut Pending> {
+        self.entries.get_mut(entry)
+    }
+
+    /// Remove a finished entry, keeping its buffers.
+    pub fn finish(&mut self, entry: usize) -> Pending {
+        self.entries.remove(entry)
+    }
+
+    pub fn recycle(&mut self, p: Pending) {
+        self.spare.push(p);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Entries of warp `slot` still in flight.
+    pub fn of_warp(&self, slot: usize) -> usize {
+        self.entries.iter().filter(|(_, p)| p.slot == slot).count()
+    }
+
+    /// Drop every entry of warp `slot` (its CTA retired or faulted).
+    pub fn forget_warp(&mut self, slot: usize) {
+        self.entries.retain(|_, p| p.slot != slot);
+    }
+}
+
+/// The register-side bookkeeping of an SM's memory instructions in flight.
+#[derive(Debug, Default)]
+pub struct PendingMemory {
+    /// Scratch filled by the instruction executing now.
+    pub issuing: Issuing,
+    inflight: InFlight,
+    /// Instructions whose completion time is known (their programs ran at issue):
+    /// (cycle the destinations are ready, serial, entry), earliest first.
+    due: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    serial: u64,
+    /// Entries held since the operations were last handed to the memory system.
+    to_submit: Vec<usize>,
+}
+
+/// A destination whose value the memory system has not delivered yet.
+const IN_FLIGHT: u64 = u64::MAX;
+
+impl PendingMemory {
+    /// Hold `writes` (the issuing instruction's destinations in the current frame) of warp
+    /// `w` in slot `slot` until the instruction completes, which its programs say is at
+    /// `ready_at`; the deferred register writes move from `issuing` into the entry.
+    pub fn hold(&mut self, w: &mut Warp, writes: &[u32], slot: usize, long: bool, ready_at: u64) {
+        let mut p = self.inflight.blank();
+        p.slot = slot;
+        let base = w.frame().reg_base;
+        p.held.extend(writes.iter().map(|r| base + r));
+        p.long = long;
+        std::mem::swap(&mut p.regs, &mut self.issuing.regs);
+        std::mem::swap(&mut p.ops, &mut self.issuing.ops);
+        p.values_written = self.issuing.values_written;
+        self.serial += 1;
+        p.serial = self.serial;
+        let serial = p.serial;
+        // The scoreboard knows the time already (the stall accounting tells a wait on a
+        // long-latency result by the latest ready time); the values come when it is due.
+        w.set_ready(writes, ready_at, long);
+        let e = self.inflight.insert(p);
+        self.due.push(Reverse((ready_at, serial, e)));
+    }
+
+    /// The earliest cycle an instruction held here completes.
+    pub fn next_due(&self) -> Option<u64> {
+        self.due.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// Complete every instruction due by `cycle`: its lanes' registers are written and its
+    /// destinations become ready at its due cycle.
+    pub fn complete_due(&mut self, cycle: u64, warps: &mut [Option<Warp>], prog: &Program) {
+        while let Some(&Reverse((at, serial, e))) = self.due.peek() {
+            if at > cycle {
+                break;
+            }
+            self.due.pop();
+            // An entry forgotten with its warp's CTA (and its id reused) is skipped.
+            if self.inflight.get_mut(e).is_none_or(|p| p.serial != serial) {
+                continue;
+            }
+            let p = self.inflight.finish(e);
+            if let Some(w) = warps[p.slot].as_mut() {
+                write_back(w, &p, at, prog);
+            }
+            self.inflight.recycle(p);
+        }
+    }
+
+    /// Drop the entries of warp `slot` (its CTA retired: nothing will read its registers).
+    pub fn forget_warp(&mut self, slot: usize) {
+        self.inflight.forget_warp(slot);
+    }
+
+    /// Hold the issuing instruction's destinations `writes` until the memory system has
+    /// completed every one of its operations (their times are not known yet); `release` is
+    /// when its other programs (shared, constant, parameter lanes) released them, `extra` the
+    /// cycles its extra passes through the unit add. The operations wait in the entry for
+    /// `take_submissions`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn hold_in_flight(
+        &mut self,
+        w: &mut Warp,
+        writes: &[u32],
+        slot: usize,
+        long: bool,
+        issued: u64,
+        release: u64,
+        extra: u64,
+        is_load: bool,
+    ) {
+        let mut p = self.inflight.blank();
+        p.slot = slot;
+        let base = w.frame().reg_base;
+        p.held.extend(writes.iter().map(|r| base + r));
+        p.long = long;
+        std::mem::swap(&mut p.regs, &mut self.issuing.regs);
+        std::mem::swap(&mut p.ops, &mut self.issuing.ops);
+        std::mem::swap(&mut p.progs, &mut self.issuing.progs);
+        p.values_written = self.issuing.values_written;
+        p.outstanding = p.ops.len() as u32;
+        p.release = release;
+        p.extra = extra;
+        p.issued = issued;
+        p.is_load = is_load;
+        self.serial += 1;
+        p.serial = self.serial;
+        w.set_ready(writes, IN_FLIGHT, long);
+        w.mem_in_flight += 1;
+        let e = self.inflight.insert(p);
+        self.to_submit.push(e);
+    }
+
+    /// The operations of the instructions held since the last call, each with its handle, in
+    /// issue order (`f(tag, program, operation)`).
+    pub fn take_submissions(&mut self, mut f: impl FnMut(u64, OpProgram, &Txn)) {
+        for e in self.to_submit.drain(..) {
+            let Some(p) = self.inflight.get_mut(e) else {
+                continue;
+            };
+            for (k, (txn, prog)) in p.ops.iter().zip(&p.progs).enumerate() {
+                f(tag(e, p.serial, k), *prog, txn);
+            }
+        }
+    }
+
+    /// Operation `tag` completed, reaching the SM at `at`, as `txn`. When it was its
+    /// instruction's last, the registers are written and released; returns the instruction's
+    /// latency if it was a load (`MemCounters::load_latency`) and whether the operation
+    /// changed memory (progress, for livelock detection).
+    pub fn complete(
+        &mut self,
+        tag_: u64,
+        txn: &Txn,
+        at: u64,
+        warps: &mut [Option<Warp>],
+        prog: &Program,
+    ) -> (Option<u64>, bool) {
+        let (e, serial, k) = untag(tag_);
+        let Some(p) = self
+            .inflight
+            .get_mut(e)
+            .filter(|p| p.serial & 0xFFFF_FFFF == serial && k < p.ops.len())
+        else {
+            return (None, txn.changed);
+        };
+        p.ops[k] = txn.clone();
+        if txn.target == crate::mem::hierarchy::Target::Local {
+            p.values_written &= txn.wrote_regs;
+        }
+        p.release = p.release.max(at);
+        p.outstanding -= 1;
+        if p.outstanding > 0 {
+            return (None, txn.changed);
+        }
+        let p = self.inflight.finish(e);
+        let ready = (p.release + p.extra).max(p.issued + 1);
+        if let Some(w) = warps[p.slot].as_mut() {
+            write_back(w, &p, ready, prog);
+            w.mem_in_flight -= 1;
+        }
+        let latency = p.is_load.then(|| p.release + p.extra - p.issued);
+        self.inflight.recycle(p);
+        (latency, txn.changed)
+    }
+}
+
+/// The completed instruction `p`'s registers, readable from cycle `at`.
+fn write_back(w: &mut Warp, p: &Pending, at: u64, prog: &Program) {
+    let ws = w.warp_size as usize;
+    for rw in &p.regs {
+        if let Some(v) = p.value(rw) {
+            w.regs[rw.slot as usize * ws + rw.lane as usize] = v;
+        }
+    }
+    for &s in &p.held {
+        w.ready[s as usize] = at;
+        w.ready_long[s as usize] = p.long;
+    }
+    w.refresh_ready(prog);
+}
