@@ -48,6 +48,25 @@ pub struct Config {
     /// Knobs that must not change any result, for testing that they do not (`debug`).
     #[serde(default)]
     pub debug: DebugConfig,
+    /// Which memory system runs the operations of `ld`, `st`, `atom` and `red` on device
+    /// memory (docs/memory.md).
+    #[serde(default)]
+    pub memory_engine: MemoryEngineKind,
+}
+
+/// `memory_engine`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryEngineKind {
+    /// Each operation's program runs to its end when its instruction issues, every step
+    /// timed by bandwidth calendars (`mem::hierarchy`): the model before issue 12.
+    #[default]
+    Issue,
+    /// Operations travel as messages between components with bounded queues — the SM's L1,
+    /// the crossbar, L2 slices, DRAM channel controllers — each macro step of its program
+    /// run at its place (`mem::system`); registers are written when the operation completes.
+    /// `wmma`, `cp.async` and the TMA still run at issue against the same caches.
+    Components,
 }
 
 /// `debug`: settings that change how the simulator runs, never what it computes.

@@ -48,6 +48,9 @@ pub struct Sm {
     deferred: Vec<Deferred>,
     /// Memory instructions in flight, whose registers are written at completion.
     pending: PendingMemory,
+    /// Completions of this SM's operations the memory system delivered (`memory_engine:
+    /// components`), applied at the start of the next step: (handle, operation, cycle).
+    pub arrived: Vec<(u64, crate::mem::hierarchy::Txn, u64)>,
 }
 
 /// What one SM cycle did.
@@ -100,6 +103,7 @@ impl Sm {
             outbox: Vec::new(),
             deferred: Vec::with_capacity(cfg.sm.schedulers as usize * 2),
             pending: PendingMemory::default(),
+            arrived: Vec::new(),
         }
     }
 
@@ -198,6 +202,7 @@ impl Sm {
         };
         self.order = 0;
         self.pending.complete_due(cycle, &mut self.warps, sh.prog);
+        self.apply_arrivals(sh, epoch);
         self.land_async_copies(cycle, epoch);
         // No cluster unit, no peer messages: the latency is never used.
         let one_way = sh
@@ -307,6 +312,22 @@ impl Sm {
         self.deferred.clear();
         res.ctas_completed = self.retire_completed_ctas();
         Ok(res)
+    }
+
+    /// The memory system's completions: registers written and released, the loads' latency
+    /// counted, memory changes counted as progress.
+    fn apply_arrivals(&mut self, sh: &Shared, epoch: &mut u64) {
+        for (tag, txn, at) in self.arrived.drain(..) {
+            let (latency, changed) = self
+                .pending
+                .complete(tag, &txn, at, &mut self.warps, sh.prog);
+            if let Some(l) = latency {
+                self.stats.memory.record_load_latency(l);
+            }
+            if changed {
+                *epoch += 1;
+            }
+        }
     }
 
     /// Whether warp `slot`'s next instruction reaches the memory system.

@@ -34,6 +34,9 @@ pub enum Stall {
     /// At a memory fence, waiting for the warp's outstanding memory operations, or at
     /// `cp.async.wait_group`/`wait_all`, waiting for its copies to land.
     Membar,
+    /// Its memory instruction was picked but its SM's L1 request queue is full (the component
+    /// memory system's backpressure): it did not issue.
+    MemoryBackpressure,
     /// In `nanosleep`.
     Sleeping,
     /// Completed while other warps of its CTA still run.
@@ -41,7 +44,7 @@ pub enum Stall {
 }
 
 impl Stall {
-    pub const ALL: [Stall; 11] = [
+    pub const ALL: [Stall; 12] = [
         Stall::Issued,
         Stall::NotSelected,
         Stall::ScoreboardShort,
@@ -51,6 +54,7 @@ impl Stall {
         Stall::NoInstruction,
         Stall::Reconvergence,
         Stall::Membar,
+        Stall::MemoryBackpressure,
         Stall::Sleeping,
         Stall::Finished,
     ];
@@ -66,6 +70,7 @@ impl Stall {
             Stall::NoInstruction => "no_instruction",
             Stall::Reconvergence => "reconvergence",
             Stall::Membar => "membar",
+            Stall::MemoryBackpressure => "memory_backpressure",
             Stall::Sleeping => "sleeping",
             Stall::Finished => "finished",
         }

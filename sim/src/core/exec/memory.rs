@@ -52,15 +52,19 @@ impl Timing {
 }
 
 impl<'a> ExecEnv<'a> {
-    /// `ld`, `st`, `atom`, `red`: operations on device memory are collected in
-    /// `MemPort::issuing` and their register writes deferred to their completion
-    /// (`core::pending`); shared, constant and parameter accesses complete here.
+    /// `ld`, `st`, `atom`, `red`. With the component memory system (`MemPort::submit`),
+    /// operations on device memory are collected in `MemPort::issuing` for it and their
+    /// register writes deferred to their completion (`core::pending`); else their programs
+    /// run here, at issue. Shared, constant and parameter accesses complete here.
     pub(super) fn exec_memory(
         &mut self,
         w: &mut Warp,
         inst: &Inst,
         exec: Mask,
     ) -> Result<Option<MemSummary>, Fault> {
+        if !self.mem.submit {
+            return self.exec_memory_lanes(w, inst, exec);
+        }
         self.mem.issuing.start();
         let r = self.exec_memory_lanes(w, inst, exec);
         self.mem.issuing.collecting = false;
@@ -157,7 +161,7 @@ impl<'a> ExecEnv<'a> {
         self.resolve_lanes(w, inst, exec, (space, addr, bytes), "load", first_space)?;
         let wrote = self.run_programs(w, inst, prog, *first_space, t, |_, _| {})?;
         // Operations on device memory in flight: the registers are written at completion.
-        let defer = !self.mem.issuing.ops.is_empty();
+        let defer = self.mem.issuing.collecting && !self.mem.issuing.ops.is_empty();
         let f = self.prog.module.function(w.func());
         let lb = self.mem.sm.l1.line_bytes();
         for k in 0..w.mem_lanes.len() {
@@ -336,7 +340,7 @@ impl<'a> ExecEnv<'a> {
             w.mem_lanes.push((l as u32, sp, a, size));
         }
         // A global lane's old value comes with its operation's completion.
-        let defer = w.mem_lanes.iter().any(|x| is_global(x.1));
+        let defer = self.mem.submit && w.mem_lanes.iter().any(|x| is_global(x.1));
         for k in 0..w.mem_lanes.len() {
             let (l, sp, a, _) = w.mem_lanes[k];
             let l = l as usize;
@@ -377,11 +381,7 @@ impl<'a> ExecEnv<'a> {
                 if new != old {
                     *self.epoch += 1;
                 }
-                let op = self.mem.issuing.push_op(prog, txn);
-                if let Some(d) = d {
-                    self.defer_write(w, d.0, l, RegSrc::AtomOld { op });
-                }
-                continue;
+                (old, txn.wrote_regs)
             } else {
                 let old = self.load(w, inst, at)?;
                 let new = sem::atomic(*op, *ty, old, bv, cv);
@@ -469,9 +469,6 @@ impl<'a> ExecEnv<'a> {
             if txn.changed {
                 *self.epoch += 1;
             }
-            if self.mem.issuing.collecting {
-                self.mem.issuing.push_op(global_prog, txn.clone());
-            }
         }
         match first {
             Some(Space::Local) => {
@@ -485,9 +482,6 @@ impl<'a> ExecEnv<'a> {
                     }
                     t.add(self.run_txn(w, inst, prog.id(Space::Local), &mut txn, lane0)?);
                     wrote &= txn.wrote_regs;
-                    if self.mem.issuing.collecting {
-                        self.mem.issuing.push_op(prog.id(Space::Local), txn);
-                    }
                 }
             }
             Some(sp @ (Space::Shared | Space::Const | Space::Param)) => {

@@ -59,6 +59,12 @@ struct Timing {
     latency: u64,
     /// Cycle by which the instruction's memory operations have completed.
     mem_end: u64,
+    /// When its programs that ran released the destinations, and the cycles its extra
+    /// passes add (for operations completing later: `core::pending`).
+    release: u64,
+    extra: u64,
+    /// A global or local load (its latency is `MemCounters::load_latency`).
+    is_load: bool,
 }
 
 /// Stage 6's output for the SM's side of completion.
@@ -82,6 +88,8 @@ struct IssueCtx<'a> {
     hooks: &'a mut Hooks,
     /// Memory instructions in flight (`core::pending`).
     pending: &'a mut super::PendingMemory,
+    /// Device operations go to the component memory system (`memory_engine: components`).
+    submit: bool,
 }
 
 /// Stage 1 — fetch and decode: the instruction at the warp's pc, its function and latency
@@ -208,6 +216,7 @@ impl Sm {
             l2,
             hooks,
             pending,
+            submit: sh.cfg.memory_engine == crate::config::MemoryEngineKind::Components,
         };
         let r = issue_warp(ctx, w, &at, p.slot, cycle, sh, global, epoch, res);
         w.refresh_ready(sh.prog);
@@ -274,7 +283,8 @@ fn issue_warp(
     res: &mut StepResult,
 ) -> Result<IssueDone, Fault> {
     let ex = execute(&mut ctx, w, at, slot, cycle, sh, global, epoch)?;
-    let timing = request_out(w, at, &ex, cycle, sh, ctx.stats);
+    let in_flight = ctx.submit && !ctx.pending.issuing.ops.is_empty();
+    let timing = request_out(w, at, &ex, cycle, sh, ctx.stats, in_flight);
     let done = write_back(&mut ctx, w, at, &ex, &timing, slot, cycle, sh)?;
     if !ctx.hooks.is_empty() {
         let view = view(&ctx, w, at, slot, cycle, sh.prog);
@@ -346,7 +356,7 @@ fn execute(
             costs: sh.costs,
             counters: &mut ctx.stats.memory,
             issuing: &mut ctx.pending.issuing,
-            submit: false,
+            submit: ctx.submit,
         },
         tma: sh.cfg.sm.tma,
         cluster: sh.cfg.sm.cluster,
@@ -385,6 +395,7 @@ fn request_out(
     cycle: u64,
     sh: &Shared,
     stats: &mut SmStats,
+    in_flight: bool,
 ) -> Timing {
     // An executed wgmma.mma_async: D's completion and the cycles it holds the tensor unit.
     let tensor_busy = match ex.lanes {
@@ -403,12 +414,15 @@ fn request_out(
     // The last pass leaves the unit (passes − 1) intervals after the first, so the result
     // comes that much later than its programs (or the class latency) say.
     let extra = (passes as u64 - 1) * class.unit().shape(&sh.cfg.sm.units).1 as u64;
+    let is_load = ex.mem.is_some_and(|m| {
+        matches!(at.inst.op, gpusim_isa::Op::Ld { .. })
+            && matches!(m.space, Space::Global | Space::Local)
+    });
     let (latency, mem_end) = match ex.mem {
         Some(m) => {
-            // The loaded latency of global and local loads (`MemCounters::load_latency`).
-            if matches!(at.inst.op, gpusim_isa::Op::Ld { .. })
-                && matches!(m.space, Space::Global | Space::Local)
-            {
+            // The loaded latency of global and local loads (`MemCounters::load_latency`);
+            // with operations in the memory system, at their completion.
+            if is_load && !in_flight {
                 stats.memory.record_load_latency(m.release - cycle + extra);
             }
             (m.release - cycle + extra, m.end + extra)
@@ -423,6 +437,9 @@ fn request_out(
         tensor_busy,
         latency,
         mem_end,
+        release: ex.mem.map_or(cycle, |m| m.release),
+        extra,
+        is_load,
     }
 }
 
@@ -475,6 +492,18 @@ fn write_back(
             let writes = deps.writes(at);
             w.set_ready(writes, cycle + lat.max(1), class.is_long());
         }
+    } else if ctx.submit && !ctx.pending.issuing.ops.is_empty() {
+        // The memory system runs its operations: it completes when they have all reported.
+        ctx.pending.hold_in_flight(
+            w,
+            deps.writes(pc),
+            slot,
+            class.is_long(),
+            cycle,
+            t.release,
+            t.extra,
+            t.is_load,
+        );
     } else if !ctx.pending.issuing.regs.is_empty() {
         // Device memory in flight: the destinations wait for its completion (`core::pending`).
         let ready_at = cycle + lat.max(1);
