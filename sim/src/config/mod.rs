@@ -406,6 +406,10 @@ pub struct L1Config {
     pub replacement: String,
     /// Miss status holding registers: lines in flight at once (`mem::cache::Mshrs`).
     pub mshrs: u32,
+    /// Line operations waiting for (or blocked in) the L1 in the component memory system
+    /// (`mem::system`): a memory instruction whose operations do not fit does not issue. At
+    /// least `sm.warp_size`, the most operations one instruction makes.
+    pub request_queue: u32,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -423,6 +427,9 @@ pub struct L2Config {
     /// The L2 is split into this many slices of `size_kib / slices` each, a line's slice
     /// chosen by `mem::interconnect::slice_of` (`l2_slice_geometry`).
     pub slices: u32,
+    /// Entries of each slice's request queue and of each L2 ↔ DRAM link in the component
+    /// memory system (`mem::system`; GPGPU-Sim's `-gpgpu_dram_partition_queues`).
+    pub request_queue: u32,
 }
 
 /// DRAM organisation and timing: the channel controller's (`mem::dram_ctrl`) and the
@@ -504,6 +511,9 @@ pub struct InterconnectConfig {
     pub latency: u32,
     /// Bytes per core cycle of each port (every SM and every slice has one in each direction).
     pub port_bytes_per_cycle: u32,
+    /// Packets each crossbar link (an SM's or a slice's output port) holds in flight and
+    /// waiting in the component memory system (`mem::system`); a full link holds its producer.
+    pub buffer_packets: u32,
 }
 
 /// Narasiman et al. (MICRO 2011) evaluate fetch groups of 8 warps.
@@ -754,6 +764,7 @@ impl Config {
             ));
         }
         self.validate_dram()?;
+        self.validate_queues()?;
         // An L1 line spans at most four L2 lines (`mem::hierarchy` splits an operation so).
         if self.l1.line_bytes > 4 * self.l2.line_bytes {
             return Err((
@@ -865,6 +876,61 @@ impl Config {
     /// `n` DRAM command-clock cycles in core cycles, rounded up.
     pub fn dram_cycles_to_core(&self, n: u32) -> u32 {
         u32::try_from(self.dram_clocks().to_core(n as u64)).unwrap_or(u32::MAX)
+    }
+
+    /// The queue sizes of the component memory system (`mem::system`) and the latency split
+    /// along its path: the slice's reply pipeline `l2.hit_latency − l1.hit_latency −
+    /// 2 × interconnect.latency` and the L2 ↔ DRAM links `dram.latency − l2.hit_latency − X`
+    /// (X the controller's unloaded read, `mem::dram_ctrl::unloaded_read_cycles`) must not be
+    /// negative.
+    fn validate_queues(&self) -> Result<(), (&'static str, String)> {
+        let warp = self.sm.warp_size;
+        if self.l1.request_queue < warp || self.l1.request_queue > 1 << 16 {
+            return Err((
+                "l1.request_queue",
+                format!(
+                    "must be in sm.warp_size ({warp})..=65536 line operations (one instruction makes up to a warp's worth); got {}",
+                    self.l1.request_queue
+                ),
+            ));
+        }
+        for (key, n) in [
+            ("l2.request_queue", self.l2.request_queue),
+            (
+                "interconnect.buffer_packets",
+                self.interconnect.buffer_packets,
+            ),
+        ] {
+            if n == 0 || n > 1 << 16 {
+                return Err((key, format!("must be in 1..=65536; got {n}")));
+            }
+        }
+        let (l1, l2, i) = (
+            self.l1.hit_latency as i64,
+            self.l2.hit_latency as i64,
+            self.interconnect.latency as i64,
+        );
+        if l2 - l1 - 2 * i < 0 {
+            return Err((
+                "interconnect.latency",
+                format!(
+                    "must leave the L2 slice a non-negative reply pipeline: l2.hit_latency ({l2}) − l1.hit_latency ({l1}) − 2 × interconnect.latency ({i}) = {}",
+                    l2 - l1 - 2 * i
+                ),
+            ));
+        }
+        let x = crate::mem::dram_ctrl::unloaded_read_cycles(self) as i64;
+        let d = self.dram.latency as i64 - l2 - x;
+        if d < 0 {
+            return Err((
+                "dram.latency",
+                format!(
+                    "must cover l2.hit_latency ({l2}) plus the DRAM controller's unloaded read ({x} core cycles from dram.t_rcd, dram.t_cl and the burst): the L2 ↔ DRAM links would take dram.latency ({}) − {l2} − {x} = {d} cycles",
+                    self.dram.latency
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The DRAM keys the controller adds (`mem::dram_ctrl`): clocks, bus, timings, queues,
@@ -1184,8 +1250,13 @@ mod tests {
             let e = Config::from_yaml("t", TINY_YAML, &[(key.into(), bad.into())]).unwrap_err();
             assert_eq!(e.path, key, "{key}={bad}: {e}");
         }
-        // 199 DRAM cycles = 398 core cycles, just below the latency; no refresh is allowed.
-        for (key, ok) in [("dram.t_rcd", "199"), ("dram.t_refi", "0")] {
+        let e =
+            Config::from_yaml("t", TINY_YAML, &[("dram.t_rcd".into(), "89".into())]).unwrap_err();
+        assert_eq!(e.path, "dram.latency", "{e}");
+        // 88 DRAM cycles: the unloaded read (2 × (1 + 88 + t_cl 9 + 2-cycle burst) = 200
+        // core cycles) fills dram.latency 400 − l2.hit_latency 200 exactly, leaving the
+        // component memory system's L2 ↔ DRAM links 0 cycles; no refresh is allowed.
+        for (key, ok) in [("dram.t_rcd", "88"), ("dram.t_refi", "0")] {
             Config::from_yaml("t", TINY_YAML, &[(key.into(), ok.into())]).unwrap();
         }
     }

@@ -10,6 +10,7 @@ pub mod hierarchy;
 pub mod interconnect;
 pub mod program;
 pub mod server;
+pub mod system;
 
 /// Generic addresses: global allocations start at `GLOBAL_BASE`; shared and local memory are
 /// visible through fixed windows, as `cvta` maps them.

@@ -90,6 +90,45 @@ pub struct Done {
 /// The `ready` of a line this operation reserved and has not filled yet (pinned).
 const PENDING: u64 = u64::MAX;
 
+/// How a step is given its time.
+pub enum Timing<'t> {
+    /// Compute at issue (`run`): every micro step books the bandwidth calendars of the
+    /// interconnect, the slices and the old DRAM model, and waits for `ready` times.
+    Calendars,
+    /// The step runs at a component of `mem::system` at core cycle `now`: no calendar is
+    /// booked, a line in flight is `PENDING` (never a future time), and the traffic the step
+    /// causes is reported in `traffic` for the component to send.
+    Components {
+        now: u64,
+        traffic: &'t mut Vec<Traffic>,
+    },
+}
+
+/// Traffic a step causes, reported in `Timing::Components` mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Traffic {
+    /// Bytes the step read and wrote at L2 (every slice it touched; `slice` is the first).
+    L2 { slice: u32, read: u32, write: u32 },
+    /// A `readMem` / `writeMem` of device memory.
+    Dram { addr: u64, bytes: u32, write: bool },
+    /// The silent `wb_L1` of an L1 line: `bytes` dirty bytes for slice `slice`.
+    L1WriteBack { slice: u32, bytes: u32 },
+    /// The silent `wb_L2` of an L2 line: a DRAM write of `bytes` at `addr`.
+    L2WriteBack { addr: u64, bytes: u32 },
+}
+
+impl Timing<'_> {
+    fn components(&self) -> bool {
+        matches!(self, Timing::Components { .. })
+    }
+
+    fn report(&mut self, t: Traffic) {
+        if let Timing::Components { traffic, .. } = self {
+            traffic.push(t);
+        }
+    }
+}
+
 /// Header bytes of an interconnect packet (GPGPU-Sim's 8-byte control flit; our choice).
 const HEADER: u64 = 8;
 
@@ -175,6 +214,8 @@ pub struct OpState {
     locked: bool,
     released: Option<u64>,
     counted: [bool; 2],
+    /// `isCachedL1` waited for another operation's fill (component mode).
+    waited: bool,
 }
 
 impl OpState {
@@ -195,6 +236,7 @@ impl OpState {
             locked: false,
             released: None,
             counted: [false; 2],
+            waited: false,
         }
     }
 
@@ -239,10 +281,11 @@ impl From<ProgramError> for Stop {
 
 type MicroResult = Result<(), Stop>;
 
-struct Run<'r, 'a> {
+struct Run<'r, 'a, 't> {
     ctx: &'r mut Ctx<'a>,
     txn: &'r mut Txn,
     s: OpState,
+    tm: &'r mut Timing<'t>,
 }
 
 /// Run `prog` for `txn` from cycle `start` to its `end`, step after step: a valid schedule of
@@ -275,6 +318,21 @@ pub fn step(
     ctx: &mut Ctx,
     st: &mut OpState,
 ) -> Result<Stepped, ProgramError> {
+    step_timed(prog, txn, ctx, st, &mut Timing::Calendars)
+}
+
+/// `step` under a timing mode: in `Timing::Components` the operation's clock is set to the
+/// component's `now` first, and the step ends at `now`.
+pub fn step_timed(
+    prog: &Compiled,
+    txn: &mut Txn,
+    ctx: &mut Ctx,
+    st: &mut OpState,
+    tm: &mut Timing,
+) -> Result<Stepped, ProgramError> {
+    if let Timing::Components { now, .. } = tm {
+        st.t = *now;
+    }
     if matches!(txn.target, Target::Global | Target::Local)
         && (ctx.back.is_none() || ctx.global.is_none())
     {
@@ -282,13 +340,18 @@ pub fn step(
             "internal: a device-memory operation ran outside the memory exchange (`core::exec::uses_memory_system` must name its instruction)",
         );
     }
-    let mut r = Run { ctx, txn, s: *st };
+    let mut r = Run {
+        ctx,
+        txn,
+        s: *st,
+        tm,
+    };
     let out = r.run_to_yield(prog);
     *st = r.s;
     out
 }
 
-impl Run<'_, '_> {
+impl Run<'_, '_, '_> {
     /// Interpret the compiled code from the operation's pc to its step's `yield` or `end`.
     fn run_to_yield(&mut self, prog: &Compiled) -> Result<Stepped, ProgramError> {
         let code = prog.code();
@@ -303,13 +366,15 @@ impl Run<'_, '_> {
                     }
                     Err(Stop::Bottom(e)) => return Err(e),
                 },
-                Instr::JumpUnless(b, target) => {
-                    pc = if self.cond(b)? {
-                        pc + 1
-                    } else {
-                        *target as usize
-                    };
-                }
+                Instr::JumpUnless(b, target) => match self.cond(b) {
+                    Ok(true) => pc += 1,
+                    Ok(false) => pc = *target as usize,
+                    Err(Stop::Block) => {
+                        self.s.pc = pc as u16;
+                        return Ok(Stepped::Blocked);
+                    }
+                    Err(Stop::Bottom(e)) => return Err(e),
+                },
                 Instr::Jump(target) => pc = *target as usize,
                 Instr::Yield => {
                     self.end_step();
@@ -329,7 +394,11 @@ impl Run<'_, '_> {
     fn finish(&mut self) -> Result<Done, ProgramError> {
         self.check_end()?;
         // A program that ends at L2 with data read there still has to bring it back.
-        let late = if self.s.carried > 0 { self.reply() } else { 0 };
+        let late = if self.s.carried > 0 && !self.tm.components() {
+            self.reply()
+        } else {
+            0
+        };
         match self.s.released {
             Some(release) => Ok(Done {
                 release: release + late,
@@ -341,7 +410,7 @@ impl Run<'_, '_> {
         }
     }
 
-    fn cond(&mut self, b: &BExp) -> Result<bool, ProgramError> {
+    fn cond(&mut self, b: &BExp) -> Result<bool, Stop> {
         Ok(match b {
             BExp::True => true,
             BExp::False => false,
@@ -422,6 +491,26 @@ impl Run<'_, '_> {
     /// lines it filled land and the registers or banks it released become free.
     fn end_step(&mut self) {
         let s = std::mem::take(&mut self.s.step);
+        let end = if self.tm.components() {
+            // The component gives the time: the step ends where and when it runs; its L2
+            // bytes are the component's to carry and charge.
+            if let Some(slice) = s.l2 {
+                self.tm.report(Traffic::L2 {
+                    slice: slice as u32,
+                    read: s.l2_read as u32,
+                    write: s.l2_write as u32,
+                });
+            }
+            self.s.t.max(s.wait)
+        } else {
+            self.calendar_end(&s)
+        };
+        self.settle(&s, end);
+    }
+
+    /// The end of a step under `Timing::Calendars`: its cost from where the operation is, the
+    /// interconnect and slice queueing, and its waits.
+    fn calendar_end(&mut self, s: &Step) -> u64 {
         let mut extra = s.extra;
         let l2 = self.ctx.costs.l2;
         // The interconnect is crossed when the operation goes out to L2 (a request carrying
@@ -451,7 +540,12 @@ impl Run<'_, '_> {
             None => 0,
         };
         let end = ((self.s.t + cost as u64) as i64 + extra).max(self.s.t as i64) as u64;
-        let end = end.max(s.wait);
+        end.max(s.wait)
+    }
+
+    /// At the end of a step: the lines it filled land, the registers or banks it released
+    /// become free.
+    fn settle(&mut self, s: &Step, end: u64) {
         for &(l2, slice, i) in &s.filled[..s.n_filled] {
             let line = if l2 {
                 back!(self.ctx).slices[slice].line_mut(i)
@@ -528,6 +622,15 @@ impl Run<'_, '_> {
     /// A DRAM access of `bytes` at `addr` in this step: bank and bus queueing and the
     /// row-buffer outcome adjust the step's cost.
     fn dram(&mut self, addr: u64, bytes: u64, write: bool) {
+        if self.tm.components() {
+            self.tm.report(Traffic::Dram {
+                addr,
+                bytes: bytes as u32,
+                write,
+            });
+            self.touch(Place::Dram);
+            return;
+        }
         let now = self.now();
         let c = &mut *self.ctx.counters;
         let d = dram_access(back!(self.ctx), addr, bytes, now, write, c);
@@ -597,7 +700,7 @@ impl Run<'_, '_> {
     /// `isCachedL1`: the line is present with every sector the operation needs, or reserved
     /// by another operation and not filled yet (formal `isCached`: valid or pending; the read
     /// that follows waits for the fill). The first evaluation counts hits and misses by sector.
-    fn cached_l1(&mut self) -> Result<bool, ProgramError> {
+    fn cached_l1(&mut self) -> Result<bool, Stop> {
         self.device(OpExp::Read(Level::L1))?;
         let want = self.want_l1();
         let l1 = &self.ctx.mem.l1;
@@ -605,6 +708,16 @@ impl Run<'_, '_> {
             let l = l1.line(i);
             (l.valid, l.ready == PENDING && !self.s.l1_reserved)
         });
+        if pending && valid & want != want && self.tm.components() {
+            // A sector cache fills only the sectors its reserving operation asked for: wait
+            // for that fill before deciding (the step has not acted yet: it is retried
+            // whole), then read the bytes it brought (an MSHR merge) or miss on the others.
+            self.s.waited = true;
+            return Err(Stop::Block);
+        }
+        if std::mem::take(&mut self.s.waited) && valid & want == want {
+            self.ctx.counters.mshr_merges += 1;
+        }
         if !std::mem::replace(&mut self.s.counted[0], true) {
             let c = &mut *self.ctx.counters;
             c.l1_hits += l1.sector_count(valid & want);
@@ -613,7 +726,7 @@ impl Run<'_, '_> {
         Ok(valid & want == want || pending)
     }
 
-    fn cached_l2(&mut self) -> Result<bool, ProgramError> {
+    fn cached_l2(&mut self) -> Result<bool, Stop> {
         self.device(OpExp::Read(Level::L2))?;
         let (chunks, n) = self.chunks();
         let want = self.want_below();
@@ -629,6 +742,10 @@ impl Run<'_, '_> {
                 let l = s.line(i);
                 (l.valid, l.ready == PENDING && !self.s.l2_reserved)
             });
+            if pending && valid & w != w && self.tm.components() {
+                // As `cached_l1`: wait for the reserving operation's sectors, then decide.
+                return Err(Stop::Block);
+            }
             if count {
                 self.ctx.counters.l2_hits += s.sector_count(valid & w);
                 self.ctx.counters.l2_misses += s.sector_count(w & !valid);
@@ -655,6 +772,7 @@ impl Run<'_, '_> {
                 self.txn.line,
                 now,
                 ctx.counters,
+                self.tm,
             ) {
                 Ok(i) => return Ok(i),
                 Err(PENDING) => return Err(Stop::Block),
@@ -816,6 +934,7 @@ impl Run<'_, '_> {
                     i,
                     now,
                     ctx.counters,
+                    self.tm,
                 ) {
                     Ok(()) => break,
                     Err(PENDING) => return Err(Stop::Block),
@@ -867,6 +986,7 @@ impl Run<'_, '_> {
                 global!(ctx),
                 now,
                 ctx.counters,
+                self.tm,
             ) {
                 Ok(i) => return Ok(i),
                 Err(PENDING) => return Err(Stop::Block),
@@ -1019,7 +1139,15 @@ impl Run<'_, '_> {
             let now = self.now();
             let ctx = &mut *self.ctx;
             if write_back && back!(ctx).slices[c.slice].line(i).dirty != 0 {
-                write_back_l2(back!(ctx), c.slice, i, global!(ctx), now, ctx.counters);
+                write_back_l2(
+                    back!(ctx),
+                    c.slice,
+                    i,
+                    global!(ctx),
+                    now,
+                    ctx.counters,
+                    self.tm,
+                );
             }
             back!(ctx).slices[c.slice].invalidate(i);
             ctx.counters.l2_evictions += 1;
@@ -1219,6 +1347,7 @@ pub(super) fn l1_slot(
     line: u64,
     now: u64,
     c: &mut MemCounters,
+    tm: &mut Timing,
 ) -> Result<usize, u64> {
     if let Some(i) = mem.l1.find(line) {
         return Ok(i);
@@ -1227,7 +1356,7 @@ pub(super) fn l1_slot(
         Slot::Free(i) => i,
         Slot::Victim(i) => {
             if mem.l1.line(i).dirty != 0 {
-                write_back_l1(back, mem, sm, global, i, now, c)?;
+                write_back_l1(back, mem, sm, global, i, now, c, tm)?;
             }
             c.l1_evictions += 1;
             i
@@ -1246,6 +1375,7 @@ pub(super) fn l2_slot(
     global: &mut GlobalMemory,
     now: u64,
     c: &mut MemCounters,
+    tm: &mut Timing,
 ) -> Result<usize, u64> {
     let s = &back.slices[slice];
     if let Some(i) = s.find(l2line) {
@@ -1255,7 +1385,7 @@ pub(super) fn l2_slot(
         Slot::Free(i) => i,
         Slot::Victim(i) => {
             if s.line(i).dirty != 0 {
-                write_back_l2(back, slice, i, global, now, c);
+                write_back_l2(back, slice, i, global, now, c, tm);
             }
             c.l2_evictions += 1;
             i
@@ -1276,6 +1406,7 @@ pub(super) fn write_back_l1(
     i: usize,
     now: u64,
     c: &mut MemCounters,
+    tm: &mut Timing,
 ) -> Result<(), u64> {
     let l = *mem.l1.line(i);
     let l1_bytes = mem.l1.line_bytes();
@@ -1302,18 +1433,26 @@ pub(super) fn write_back_l1(
         let m = (l.dirty >> (lo - l.tag)) & ones;
         if m != 0 {
             let slice = back.slice_of(a);
-            let j = l2_slot(back, slice, a, global, now, c)?;
+            let j = l2_slot(back, slice, a, global, now, c, tm)?;
             let mut buf = [0u8; 128];
             let (src_off, dst_off) = ((lo - l.tag) as usize, (lo - a) as usize);
             buf[dst_off..dst_off + span as usize]
                 .copy_from_slice(&src[src_off..src_off + span as usize]);
             write_line(&mut back.slices[slice], j, &buf, m << dst_off, values);
             let bytes = m.count_ones() as u64;
-            let arrive = back.icnt.to_slice(sm, slice as u32, HEADER + bytes, now);
-            back.slice_bw[slice].serve(arrive, bytes);
-            back.slice_bytes[slice] += bytes;
-            c.l2_bytes += bytes;
-            c.icnt_bytes += HEADER + bytes;
+            if tm.components() {
+                // The packet's bytes are counted by the link and the slice that carry it.
+                tm.report(Traffic::L1WriteBack {
+                    slice: slice as u32,
+                    bytes: bytes as u32,
+                });
+            } else {
+                let arrive = back.icnt.to_slice(sm, slice as u32, HEADER + bytes, now);
+                back.slice_bw[slice].serve(arrive, bytes);
+                back.slice_bytes[slice] += bytes;
+                c.l2_bytes += bytes;
+                c.icnt_bytes += HEADER + bytes;
+            }
         }
         a += step;
     }
@@ -1331,12 +1470,22 @@ pub(super) fn write_back_l2(
     global: &mut GlobalMemory,
     now: u64,
     c: &mut MemCounters,
+    tm: &mut Timing,
 ) {
     let l = *back.slices[slice].line(i);
     if l.tag < LOCAL_TAG {
         global.write_raw(l.tag, back.slices[slice].data(i), l.dirty);
     }
-    dram_access(back, l.tag, l.dirty.count_ones() as u64, now, true, c);
+    let bytes = l.dirty.count_ones() as u64;
+    if tm.components() {
+        // The channel that serves the write counts its bytes and row outcome.
+        tm.report(Traffic::L2WriteBack {
+            addr: l.tag,
+            bytes: bytes as u32,
+        });
+    } else {
+        dram_access(back, l.tag, bytes, now, true, c);
+    }
     c.dram_writes += 1;
     back.slices[slice].line_mut(i).dirty = 0;
     c.l2_writebacks += 1;

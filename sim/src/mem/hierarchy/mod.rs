@@ -17,7 +17,7 @@
 mod exec;
 mod txn;
 
-pub use exec::{run, step, Ctx, Done, OpState, ProgramError, Stepped};
+pub use exec::{run, step, step_timed, Ctx, Done, OpState, ProgramError, Stepped, Timing, Traffic};
 pub use txn::{AtomicArgs, Target, Txn};
 
 use crate::config::Config;
@@ -157,7 +157,16 @@ impl Backend {
         let dirty: Vec<usize> = m.l1.used().filter(|&i| m.l1.line(i).dirty != 0).collect();
         for i in dirty {
             // Time has stopped: nothing is in flight, so room in L2 is always found.
-            let _ = exec::write_back_l1(self, m, sm, global, i, u64::MAX - 1, counters);
+            let _ = exec::write_back_l1(
+                self,
+                m,
+                sm,
+                global,
+                i,
+                u64::MAX - 1,
+                counters,
+                &mut Timing::Calendars,
+            );
         }
     }
 
@@ -286,7 +295,17 @@ pub fn flush_l1_global(
         }
         // A write-back that finds no room in L2 now leaves the line for a later flush.
         if m.l1.line(i).dirty != 0
-            && exec::write_back_l1(back, m, sm, global, i, now, counters).is_err()
+            && exec::write_back_l1(
+                back,
+                m,
+                sm,
+                global,
+                i,
+                now,
+                counters,
+                &mut Timing::Calendars,
+            )
+            .is_err()
         {
             continue;
         }

@@ -1,0 +1,582 @@
+//! The component memory system: memory operations run as messages between components with
+//! bounded queues (issue 12). Each operation's compiled program (`mem::program::Compiled`)
+//! runs one macro step at a time (`hierarchy::step_timed` in `Timing::Components` mode) at the
+//! component of the step's place, then travels to the next:
+//!
+//! ```text
+//! SM ──submit──> L1 request queue ─(L1, l1)─> SM link (icnt i) ─> slice queue ─> slice
+//!   slice ─(s)─> slice link (icnt i) ─> L1 (fill) ─> completion
+//!   slice ──> DRAM link (⌊d/2⌋) ─> channel (dram_ctrl) ─done─> (⌈d/2⌉) ─> slice
+//! ```
+//!
+//! Latencies (`Latencies`), exact when unloaded: an L1 visit costs `l1 = l1.hit_latency`
+//! from the cycle the L1 takes the operation; each crossbar hop `i = interconnect.latency`;
+//! a slice's reply leaves `s = l2.hit_latency − l1 − 2i` cycles after its step (a request
+//! onward to DRAM leaves at once); the L2 → DRAM and DRAM → L2 links take ⌊d/2⌋ and ⌈d/2⌉ of
+//! `d = dram.latency − l2.hit_latency − X`, X the channel's unloaded precharged-bank read
+//! (`dram_ctrl::unloaded_read_cycles`). So an L1 hit completes `l1` after it is taken, an L2
+//! hit or a lone store `l2.hit_latency`, a DRAM read `dram.latency` when it reaches its
+//! channel on a DRAM clock edge (else up to one DRAM clock period later: the channel takes a
+//! request at the first edge after its arrival).
+//!
+//! Per cycle (`cycle`), in a fixed order whatever order SMs submitted in: channels (accept
+//! arrived requests, run their memory steps, tick), deliveries into the slices, slices (DRAM
+//! returns first, then requests, within their bandwidth), deliveries to the SMs (fills run
+//! their L1 steps), the L1s (send, then take one operation), then operations blocked at a
+//! component are retried, in the order they blocked, if any operation progressed. A
+//! delivery due in the cycle it was sent (a zero latency) repeats the pass, so zero-latency
+//! configurations stay exact.
+//!
+//! Idleness: `next_wake` is `None` when nothing is in flight; refresh does not keep the
+//! system awake — an idle channel is not ticked, and catches up its refreshes when next
+//! ticked (`DramChannel::tick` walks idle stretches refresh by refresh), so a request after
+//! an idle stretch meets the refresh state it would have met ticking every cycle.
+//!
+//! Modelled: bounded queues with head-of-line backpressure (L1 request queue, SM and slice
+//! output links, slice request queues, DRAM links, the channels' own queues); port bandwidth
+//! at both ends of the crossbar; slice bandwidth; MSHRs as pending lines; the DRAM channel
+//! controller. Not modelled: crossbar arbitration beyond a rotating order of the links; L2
+//! MSHRs (a line in flight is a reserved way); the silent write-backs' effects are
+//! instantaneous (the formal `wb_L1`/`wb_L2` are atomic), their traffic travels.
+
+mod channel;
+mod l1;
+mod link;
+mod op;
+mod slice;
+mod stats;
+
+pub use stats::{MemSystemStats, QueueStats};
+
+use crate::config::Config;
+use crate::mem::dram_ctrl::{locate, AddressMap, DramDone};
+use crate::mem::hierarchy::{
+    step_timed, Backend, Costs, Ctx, OpProgram, OpState, ProgramError, ProgramTable, SmMemory,
+    Stepped, Target, Timing, Traffic, Txn,
+};
+use crate::mem::program::Place;
+use crate::mem::GlobalMemory;
+use crate::stats::MemCounters;
+use channel::{ChannelStage, DramPacket};
+use l1::L1Stage;
+use op::{MemOp, OpPool};
+use slice::SliceStage;
+
+/// Header bytes of a crossbar packet (GPGPU-Sim's 8-byte control flit; our choice, as
+/// `hierarchy`).
+const HEADER: u64 = 8;
+
+/// Packets of a crossbar link the arbiter considers each cycle (our choice: enough for the
+/// links' head-of-line blocking not to bind a uniform stream, `tests/memory_system.rs`).
+const LOOKAHEAD: usize = 16;
+
+/// DRAM request ids of silent write-backs (no operation waits for them).
+const WRITE_BACK_ID: u64 = 1 << 63;
+
+/// A memory operation the SM hands over: one line (`Txn`) and the program it runs.
+#[derive(Clone, Debug)]
+pub struct MemRequest {
+    pub sm: u32,
+    pub tag: u64,
+    pub prog: OpProgram,
+    pub txn: Txn,
+}
+
+/// An operation that ran its program to `end`.
+#[derive(Clone, Debug)]
+pub struct MemCompletion {
+    pub sm: u32,
+    /// The SM's handle, echoed.
+    pub tag: u64,
+    /// After its program: data read, atomic `old`, `wrote_regs`, `changed`.
+    pub txn: Txn,
+    /// Core cycle the completion reaches the SM (its registers are released then).
+    pub at: u64,
+}
+
+/// A program the formal model leaves stuck (⊥), with the operation's SM, tag and program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemFault {
+    pub sm: u32,
+    pub tag: u64,
+    pub prog: OpProgram,
+    pub line: u64,
+    pub error: ProgramError,
+}
+
+/// What the SM side lends the memory system for one tick: its L1 and its counters.
+pub struct SmSide<'a> {
+    pub mem: &'a mut SmMemory,
+    pub counters: &'a mut MemCounters,
+}
+
+/// The latencies of the path (module header).
+#[derive(Clone, Copy, Debug)]
+struct Latencies {
+    l1: u64,
+    icnt: u64,
+    slice: u64,
+    to_dram: u64,
+    from_dram: u64,
+}
+
+/// Where an operation is when its steps run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Here {
+    L1,
+    Slice,
+    Mem,
+}
+
+/// Where an operation goes after its steps at a component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    Blocked,
+    Ended,
+    Go(Place),
+}
+
+/// What `tick` borrows from the caller.
+struct Env<'e, 'a> {
+    sms: &'e mut [SmSide<'a>],
+    global: &'e mut GlobalMemory,
+    programs: &'e ProgramTable,
+}
+
+/// The memory system: per-SM L1 stages, L2 slices, DRAM channels, the links between them,
+/// and the operations in flight.
+pub struct MemorySystem {
+    cfg: Config,
+    lat: Latencies,
+    costs: Costs,
+    map: AddressMap,
+    back: Backend,
+    ops: OpPool,
+    l1s: Vec<L1Stage>,
+    slices: Vec<SliceStage>,
+    channels: Vec<ChannelStage>,
+    /// The next cycle not yet processed.
+    cycle: u64,
+    seq: u64,
+    write_back_seq: u64,
+    /// Completions not yet handed over (their `at` may be ahead), with their submission order.
+    pending: Vec<(u64, MemCompletion)>,
+    /// Scratch buffers, reused.
+    traffic: Vec<Traffic>,
+    done: Vec<DramDone>,
+    /// An operation progressed in the cycle being processed (blocked ones are retried).
+    progressed: bool,
+    /// A message was sent for delivery in the cycle being processed (the pass repeats).
+    again: bool,
+    stats: MemSystemStats,
+}
+
+impl MemorySystem {
+    /// An idle memory system for `cfg` (validated: the latency split is non-negative).
+    pub fn new(cfg: &Config) -> MemorySystem {
+        let l1 = cfg.l1.hit_latency as u64;
+        let l2 = cfg.l2.hit_latency as u64;
+        let icnt = cfg.interconnect.latency as u64;
+        let x = crate::mem::dram_ctrl::unloaded_read_cycles(cfg);
+        let d = (cfg.dram.latency as u64)
+            .checked_sub(l2 + x)
+            .expect("validated: dram.latency covers l2.hit_latency and the unloaded read");
+        let lat = Latencies {
+            l1,
+            icnt,
+            slice: l2
+                .checked_sub(l1 + 2 * icnt)
+                .expect("validated: the slice's reply pipeline is not negative"),
+            to_dram: d / 2,
+            from_dram: d - d / 2,
+        };
+        let back = Backend::new(cfg);
+        MemorySystem {
+            lat,
+            costs: Costs::of(cfg),
+            map: AddressMap::from_config(cfg),
+            l1s: (0..cfg.sm.count).map(|_| L1Stage::new(cfg)).collect(),
+            slices: (0..back.slices.len())
+                .map(|_| SliceStage::new(cfg))
+                .collect(),
+            channels: (0..cfg.dram.channels.max(1))
+                .map(|i| ChannelStage::new(cfg, i, lat.to_dram))
+                .collect(),
+            back,
+            ops: OpPool::default(),
+            cycle: 0,
+            seq: 0,
+            write_back_seq: 0,
+            pending: Vec::new(),
+            traffic: Vec::new(),
+            done: Vec::new(),
+            progressed: false,
+            again: false,
+            stats: MemSystemStats::default(),
+            cfg: cfg.clone(),
+        }
+    }
+
+    /// A new launch restarts the cycle count: links, ports, channels and statistics start
+    /// idle; the L2's contents stay (`Backend::new_launch`).
+    ///
+    /// # Panics
+    /// If an operation is still in flight.
+    pub fn new_launch(&mut self) {
+        assert!(
+            self.in_flight() == 0 && self.pending.is_empty(),
+            "a launch ends with nothing in flight"
+        );
+        let mut back = std::mem::replace(&mut self.back, Backend::new(&self.cfg));
+        back.new_launch();
+        let cfg = self.cfg.clone();
+        *self = MemorySystem::new(&cfg);
+        self.back = back;
+    }
+
+    /// The unloaded latencies of the path (`l1`, `icnt`, `slice`, `to_dram`, `from_dram`).
+    pub fn latencies(&self) -> [u64; 5] {
+        let l = self.lat;
+        [l.l1, l.icnt, l.slice, l.to_dram, l.from_dram]
+    }
+
+    /// Room in SM `sm`'s L1 request queue for `n` more operations now (a memory instruction
+    /// whose operations do not fit does not issue: the SM's `memory_backpressure` stall).
+    pub fn can_accept(&self, sm: u32, n: usize) -> bool {
+        self.l1s[sm as usize].occupancy() + n <= self.cfg.l1.request_queue as usize
+    }
+
+    /// Hand an operation to SM `req.sm`'s L1 at core cycle `now` (the caller checked
+    /// `can_accept`). Call it before `tick(now)`: the L1 can take it in cycle `now`. Operations
+    /// of one SM are taken in submission order; operations of different SMs never wait for
+    /// each other in the queue, so the order of `submit` calls across SMs does not matter.
+    pub fn submit(&mut self, req: MemRequest, now: u64) {
+        let slice = self.back.slice_of(req.txn.line) as u32;
+        self.seq += 1;
+        let id = self.ops.insert(MemOp {
+            sm: req.sm,
+            tag: req.tag,
+            prog: req.prog,
+            txn: req.txn,
+            st: OpState::new(now),
+            seq: self.seq,
+            l1_exit: 0,
+            first_visit: true,
+            held: false,
+            ended: false,
+            slice,
+            reply_bytes: 0,
+            dram_wait: 0,
+        });
+        self.l1s[req.sm as usize].queue.push_back((now, id));
+    }
+
+    /// Advance every component through core cycle `now` (called with non-decreasing `now`,
+    /// at least at every `next_wake`); completions that reach their SM at or before `now` are
+    /// appended to `out` ordered by SM, then cycle, then tag, then submission.
+    pub fn tick(
+        &mut self,
+        now: u64,
+        sms: &mut [SmSide],
+        global: &mut GlobalMemory,
+        programs: &ProgramTable,
+        out: &mut Vec<MemCompletion>,
+    ) -> Result<(), MemFault> {
+        let mut env = Env {
+            sms,
+            global,
+            programs,
+        };
+        while let Some(c) = self.next_wake() {
+            if c > now {
+                break;
+            }
+            self.sample(c);
+            self.cycle_at(c, &mut env)?;
+            self.cycle = c + 1;
+        }
+        self.hand_over(now, out);
+        Ok(())
+    }
+
+    /// The earliest cycle at which `tick` could do something (None: nothing in flight).
+    pub fn next_wake(&self) -> Option<u64> {
+        let mut t = u64::MAX;
+        for (_, c) in &self.pending {
+            t = t.min(c.at);
+        }
+        if self.progressed {
+            t = t.min(self.cycle);
+        }
+        for l in &self.l1s {
+            t = t.min(l.next_wake());
+        }
+        for s in &self.slices {
+            t = t.min(s.next_wake());
+        }
+        for ch in &self.channels {
+            t = t.min(ch.next_wake());
+        }
+        (t != u64::MAX).then_some(t.max(self.cycle))
+    }
+
+    /// Operations submitted and not yet handed over as completions.
+    pub fn in_flight(&self) -> usize {
+        self.ops.live() + self.pending.len()
+    }
+
+    /// The L2 (slices) for the end-of-launch write-back and host sync.
+    pub fn backend(&mut self) -> &mut Backend {
+        &mut self.back
+    }
+
+    pub fn stats(&self) -> MemSystemStats {
+        let mut s = self.stats.clone();
+        s.l1_queue.instances = self.l1s.len() as u32;
+        s.sm_links.instances = self.l1s.len() as u32;
+        s.slice_queue.instances = self.slices.len() as u32;
+        s.slice_links.instances = self.slices.len() as u32;
+        s.dram_links.instances = self.channels.len() as u32;
+        s.blocked.instances = (self.l1s.len() + self.slices.len()) as u32;
+        s.slice_bytes = self.back.slice_bytes.clone();
+        s.channel_bytes = self.back.channel_bytes.clone();
+        s.channels = self.channels.iter().map(|c| *c.chan.stats()).collect();
+        s
+    }
+
+    // ---- the cycle ----------------------------------------------------------------------
+
+    /// Queue lengths held since the last processed cycle, weighted by the cycles they held.
+    fn sample(&mut self, c: u64) {
+        let cycles = c.saturating_sub(self.stats.cycles);
+        self.stats.cycles = self.stats.cycles.max(c);
+        let s = &mut self.stats;
+        for l in &self.l1s {
+            s.l1_queue.add(l.occupancy(), cycles);
+            s.sm_links.add(l.link.len(), cycles);
+            s.blocked.add(l.blocked.len(), cycles);
+        }
+        for sl in &self.slices {
+            s.slice_queue.add(sl.input.len(), cycles);
+            s.slice_links.add(sl.link.len(), cycles);
+            s.blocked.add(sl.blocked.len(), cycles);
+        }
+        for ch in &self.channels {
+            s.dram_links.add(ch.link.len(), cycles);
+        }
+    }
+
+    fn cycle_at(&mut self, c: u64, env: &mut Env) -> Result<(), MemFault> {
+        self.progressed = false;
+        loop {
+            self.again = false;
+            for ch in 0..self.channels.len() {
+                self.channel_cycle(ch, c, env)?;
+            }
+            self.deliver_to_slices(c, env);
+            for s in 0..self.slices.len() {
+                self.slice_cycle(s, c, env)?;
+            }
+            self.deliver_to_sms(c, env)?;
+            for sm in 0..self.l1s.len() {
+                self.l1_cycle(sm, c, env)?;
+            }
+            while self.progressed {
+                self.progressed = false;
+                self.retry_blocked(c, env)?;
+            }
+            if !self.again {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Retry every blocked operation once, in the order they blocked (L1s by SM, then
+    /// slices); sets `progressed` if one proceeded.
+    fn retry_blocked(&mut self, c: u64, env: &mut Env) -> Result<(), MemFault> {
+        for sm in 0..self.l1s.len() {
+            let mut i = 0;
+            while i < self.l1s[sm].blocked.len() {
+                let id = self.l1s[sm].blocked[i];
+                let next = self.run_at(id, Here::L1, c, env)?;
+                if next == Next::Blocked {
+                    i += 1;
+                } else {
+                    self.l1s[sm].blocked.remove(i);
+                    self.l1_route(id, next, c);
+                }
+            }
+        }
+        for s in 0..self.slices.len() {
+            let mut i = 0;
+            while i < self.slices[s].blocked.len() {
+                let id = self.slices[s].blocked[i];
+                let next = self.run_at(id, Here::Slice, c, env)?;
+                if next == Next::Blocked {
+                    i += 1;
+                } else {
+                    self.slices[s].blocked.remove(i);
+                    self.slice_route(s, id, next, c);
+                }
+            }
+            self.slice_drain(s, c, env);
+        }
+        Ok(())
+    }
+
+    /// Completions due by `now`, in order (SM, cycle, tag, submission), appended to `out`.
+    fn hand_over(&mut self, now: u64, out: &mut Vec<MemCompletion>) {
+        if self.pending.iter().all(|(_, c)| c.at > now) {
+            return;
+        }
+        self.pending
+            .sort_unstable_by_key(|(seq, c)| (c.at > now, c.sm, c.at, c.tag, *seq));
+        let n = self.pending.partition_point(|(_, c)| c.at <= now);
+        out.extend(self.pending.drain(..n).map(|(_, c)| c));
+    }
+
+    fn complete(&mut self, id: u32, at: u64) {
+        let op = self.ops.remove(id);
+        self.pending.push((
+            op.seq,
+            MemCompletion {
+                sm: op.sm,
+                tag: op.tag,
+                txn: op.txn,
+                at,
+            },
+        ));
+    }
+
+    // ---- running steps ------------------------------------------------------------------
+
+    /// Run operation `id`'s steps while they act `here` (or anywhere, except at memory,
+    /// where the operation waits for its DRAM requests first), at cycle `now`; then send
+    /// the traffic they caused.
+    fn run_at(&mut self, id: u32, here: Here, now: u64, env: &mut Env) -> Result<Next, MemFault> {
+        let next = {
+            let MemorySystem {
+                ops,
+                back,
+                traffic,
+                costs,
+                ..
+            } = self;
+            let op = ops.get_mut(id);
+            let prog = env.programs.get(op.prog);
+            let device = matches!(op.txn.target, Target::Global | Target::Local);
+            loop {
+                let place = prog.place(op.st.pc());
+                let runs_here = match here {
+                    Here::L1 => {
+                        place == Place::L1
+                            || place == Place::Anywhere
+                            || (place == Place::Mem && !device)
+                    }
+                    Here::Slice => place == Place::L2 || place == Place::Anywhere,
+                    Here::Mem => place == Place::Mem,
+                };
+                if !runs_here {
+                    break Next::Go(place);
+                }
+                let side = &mut env.sms[op.sm as usize];
+                let mut ctx = Ctx {
+                    sm: op.sm,
+                    mem: &mut *side.mem,
+                    back: Some(&mut *back),
+                    global: Some(&mut *env.global),
+                    costs: *costs,
+                    counters: &mut *side.counters,
+                };
+                let mut tm = Timing::Components { now, traffic };
+                let stepped = step_timed(prog, &mut op.txn, &mut ctx, &mut op.st, &mut tm);
+                match stepped {
+                    Ok(Stepped::Yielded) => {}
+                    Ok(Stepped::Blocked) => break Next::Blocked,
+                    Ok(Stepped::Ended(_)) => {
+                        op.ended = true;
+                        break Next::Ended;
+                    }
+                    Err(error) => {
+                        return Err(MemFault {
+                            sm: op.sm,
+                            tag: op.tag,
+                            prog: op.prog,
+                            line: op.txn.line,
+                            error,
+                        })
+                    }
+                }
+            }
+        };
+        if next != Next::Blocked {
+            self.progressed = true;
+        }
+        self.send_traffic(id, now, env);
+        Ok(next)
+    }
+
+    /// Send what the steps just run caused: bytes charged at the slice, DRAM requests, the
+    /// silent write-backs' packets.
+    fn send_traffic(&mut self, id: u32, now: u64, env: &mut Env) {
+        let sm = self.ops.get(id).sm as usize;
+        for k in 0..self.traffic.len() {
+            let counters = &mut *env.sms[sm].counters;
+            match self.traffic[k] {
+                Traffic::L2 { read, write, .. } => {
+                    let op = self.ops.get_mut(id);
+                    op.reply_bytes += read as u64;
+                    let bytes = (read + write) as u64;
+                    let s = op.slice as usize;
+                    self.slices[s].bw.transfer(now, bytes);
+                    self.back.slice_bytes[s] += bytes;
+                    counters.l2_bytes += bytes;
+                }
+                Traffic::Dram { addr, bytes, write } => {
+                    let ch = locate(&self.map, addr).0 as usize;
+                    self.ops.get_mut(id).dram_wait += 1;
+                    count_dram(counters, bytes as u64, write);
+                    self.back.channel_bytes[ch] += bytes as u64;
+                    self.channels[ch].push(id as u64, addr, bytes, write, now);
+                }
+                Traffic::L1WriteBack { slice, bytes } => {
+                    let b = HEADER + bytes as u64;
+                    counters.icnt_bytes += b;
+                    let at = self.l1s[sm].link.send(
+                        now,
+                        l1::Packet::WriteBack {
+                            slice,
+                            bytes,
+                            sent: now,
+                        },
+                        b,
+                    );
+                    self.again |= at <= now;
+                }
+                Traffic::L2WriteBack { addr, bytes } => {
+                    count_dram(counters, bytes as u64, true);
+                    let ch = locate(&self.map, addr).0;
+                    let s = self.back.slice_of(addr);
+                    self.write_back_seq += 1;
+                    self.slices[s].to_dram.push_back((
+                        ch,
+                        DramPacket::WriteBack {
+                            id: WRITE_BACK_ID | self.write_back_seq,
+                            addr,
+                            bytes,
+                        },
+                    ));
+                }
+            }
+        }
+        self.traffic.clear();
+    }
+}
+
+fn count_dram(c: &mut MemCounters, bytes: u64, write: bool) {
+    c.dram_bytes += bytes;
+    if write {
+        c.dram_write_bytes += bytes;
+    }
+}
