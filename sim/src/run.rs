@@ -248,7 +248,7 @@ pub fn run_manifest_traced(
     let mut kernels = Vec::new();
     let mut fault = None;
     // One L2 for the whole run: it persists across launches, as on hardware.
-    let mut l2 = crate::mem::hierarchy::Backend::new(&cfg);
+    let mut l2 = crate::mem::engine::MemoryEngine::new(&cfg);
     let mut async_events = Vec::new();
     for (i, (l, (entry, params))) in m.launches.iter().zip(prepared).enumerate() {
         let spec = LaunchSpec {

@@ -1179,6 +1179,11 @@ fn interleave(cfg: &Config, ops: &[IOp], seed: u64) -> (Vec<String>, usize) {
                 break;
             }
         };
+        if t == hierarchy::Stepped::Waiting {
+            // The timed step did not start: to the formal engine, the op was not picked.
+            blocked += 1;
+            continue;
+        }
         let f = match env.micro_step(&mut fops[k]) {
             Ok(f) => f,
             Err(e) => {

@@ -404,8 +404,13 @@ fn a_full_request_queue_refuses_and_recovers() {
     let t = b.now;
     b.tick_to(t);
     assert!(
+        !b.sys.can_accept(0, 1),
+        "operations reach the L1 the cycle after their submission"
+    );
+    b.tick_to(t + 1);
+    assert!(
         b.sys.can_accept(0, 1),
-        "the L1 took one in the submission cycle"
+        "the L1 took one in the cycle after the submission"
     );
     b.drain();
     assert!(b.sys.can_accept(0, cap));

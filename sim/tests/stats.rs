@@ -261,7 +261,7 @@ fn issue_hooks_see_every_instruction_in_trace_order() {
         let a: Vec<u8> = (0..n as u32).flat_map(|i| (i * 7).to_le_bytes()).collect();
         let a_at = global.alloc("a", &a);
         let out_at = global.alloc("out", &vec![0; 4 * n]);
-        let mut l2 = gpusim::mem::hierarchy::Backend::new(&cfg);
+        let mut l2 = gpusim::mem::engine::MemoryEngine::new(&cfg);
         let spec = LaunchSpec {
             entry: prog.module.find_function("k").unwrap(),
             grid: [ctas, 1, 1],

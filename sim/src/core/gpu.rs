@@ -82,12 +82,12 @@ pub fn run_launch(
     prog: &Program,
     cfg: &Config,
     global: &mut GlobalMemory,
-    l2: &mut crate::mem::hierarchy::Backend,
+    mem: &mut crate::mem::engine::MemoryEngine,
     consts: &[u8],
     spec: &LaunchSpec,
 ) -> Result<LaunchResult, Fault> {
     let mut events = Vec::new();
-    let o = run_launch_traced(prog, cfg, global, l2, consts, spec, &mut events);
+    let o = run_launch_traced(prog, cfg, global, mem, consts, spec, &mut events);
     match o.fault {
         Some(f) => Err(f),
         None => Ok(LaunchResult {
@@ -105,13 +105,13 @@ pub fn run_launch_traced(
     prog: &Program,
     cfg: &Config,
     global: &mut GlobalMemory,
-    l2: &mut crate::mem::hierarchy::Backend,
+    mem: &mut crate::mem::engine::MemoryEngine,
     consts: &[u8],
     spec: &LaunchSpec,
     trace: &mut dyn TraceSink,
 ) -> LaunchOutcome {
     let mut none = |_| Vec::new();
-    run_launch_observed(prog, cfg, global, l2, consts, spec, trace, &mut none)
+    run_launch_observed(prog, cfg, global, mem, consts, spec, trace, &mut none)
 }
 
 /// `run_launch_traced` with more observers on each SM's issue path: `observers(sm)` gives
@@ -121,7 +121,7 @@ pub fn run_launch_observed(
     prog: &Program,
     cfg: &Config,
     global: &mut GlobalMemory,
-    l2: &mut crate::mem::hierarchy::Backend,
+    mem: &mut crate::mem::engine::MemoryEngine,
     consts: &[u8],
     spec: &LaunchSpec,
     trace: &mut dyn TraceSink,
@@ -216,7 +216,7 @@ pub fn run_launch_observed(
     }
     // L1s start cold at every launch (the formal `flush` at the grid boundary); the L2 keeps
     // its contents across the run's launches while ports, servers and banks restart idle.
-    l2.new_launch();
+    mem.new_launch();
     let n_ctas = spec
         .grid
         .iter()
@@ -240,6 +240,7 @@ pub fn run_launch_observed(
     fill_step_order(&cfg.debug, 0, &mut order);
     // The SMs stepped this cycle that left work for the exchange or messages.
     let mut touched: Vec<usize> = Vec::with_capacity(sms.len());
+    let mut arrivals: Vec<crate::mem::system::MemCompletion> = Vec::new();
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = (|| -> Result<(), Fault> {
         loop {
@@ -303,7 +304,20 @@ pub fn run_launch_observed(
                 }
                 sm_i = (sm_i + 1) % sms.len();
             }
-            if done_ctas == n_ctas {
+            // The component memory system runs through this cycle first: what reaches an SM by
+            // now is applied before it issues (`Sm::arrived`).
+            if let Some(ms) = mem.system() {
+                if ms.next_wake().is_some_and(|t| t <= cycle) {
+                    tick_memory(ms, cycle, &mut sms, global, sh.programs, &mut arrivals)?;
+                    for c in arrivals.drain(..) {
+                        let i = c.sm as usize;
+                        sms[i].arrived.push((c.tag, c.txn, c.at));
+                        wake[i] = wake[i].min(cycle);
+                    }
+                }
+            }
+            let in_flight = mem.system().is_some_and(|m| m.in_flight() > 0);
+            if done_ctas == n_ctas && !in_flight {
                 break;
             }
             let mut issued = 0;
@@ -365,7 +379,7 @@ pub fn run_launch_observed(
             for &i in &touched {
                 let sm = &mut sms[i];
                 if sm.has_deferred() {
-                    let r = sm.exchange(cycle, &sh, global, l2, &mut epoch)?;
+                    let r = sm.exchange(cycle, &sh, global, mem, &mut epoch)?;
                     issued += r.issued;
                     done_ctas += r.ctas_completed as u64;
                     suspect |= r.spin_suspect;
@@ -384,12 +398,14 @@ pub fn run_launch_observed(
                 cycle,
                 prog,
             );
-            // Deliveries may have woken SMs stepped earlier in the cycle.
+            // Deliveries may have woken SMs stepped earlier in the cycle; the memory system
+            // wakes the cycle loop for its own events.
             let next_ready = sms
                 .iter()
                 .enumerate()
                 .filter(|(i, s)| !s.is_idle() && wake[*i] != u64::MAX)
                 .map(|(i, _)| wake[i])
+                .chain(mem.system().and_then(|m| m.next_wake()))
                 .min();
             if suspect {
                 check_livelock(&sms, prog, epoch)?;
@@ -406,7 +422,7 @@ pub fn run_launch_observed(
                 f.details = details;
                 return Err(f);
             }
-            if issued > 0 || done_ctas == n_ctas {
+            if issued > 0 || (done_ctas == n_ctas && !in_flight) {
                 cycle += 1;
                 continue;
             }
@@ -430,6 +446,7 @@ pub fn run_launch_observed(
         }
         Ok(())
     })();
+    let l2 = mem.backend();
     for sm in sms.iter_mut() {
         l2.write_back_sm(&mut sm.mem, sm.id, global, &mut sm.stats.memory);
     }
@@ -478,6 +495,39 @@ pub fn run_launch_observed(
         async_events,
         fault,
     }
+}
+
+/// The component memory system through `cycle`, lending it every SM's L1 and counters; its
+/// completions go to `out`; a program it finds stuck is a fault.
+fn tick_memory(
+    ms: &mut crate::mem::system::MemorySystem,
+    cycle: u64,
+    sms: &mut [Sm],
+    global: &mut GlobalMemory,
+    programs: &crate::mem::hierarchy::ProgramTable,
+    out: &mut Vec<crate::mem::system::MemCompletion>,
+) -> Result<(), Fault> {
+    let mut sides: Vec<crate::mem::system::SmSide> = sms
+        .iter_mut()
+        .map(|s| crate::mem::system::SmSide {
+            mem: &mut s.mem,
+            counters: &mut s.stats.memory,
+        })
+        .collect();
+    ms.tick(cycle, &mut sides, global, programs, out)
+        .map_err(|f| {
+            let name = f.prog.name();
+            Fault::new(
+                FaultKind::MemoryProgram,
+                format!(
+                    "memory program `{name}` (config key memory_programs.{}) on the line at {:#x} (SM {}): {}",
+                    name.replace('.', "_"),
+                    f.line,
+                    f.sm,
+                    f.error
+                ),
+            )
+        })
 }
 
 /// The order the SMs step in during `cycle` (`debug.step_order`): a test of the invariant that

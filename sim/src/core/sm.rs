@@ -281,7 +281,7 @@ impl Sm {
         cycle: u64,
         sh: &Shared,
         global: &mut crate::mem::GlobalMemory,
-        l2: &mut crate::mem::hierarchy::Backend,
+        engine: &mut crate::mem::engine::MemoryEngine,
         epoch: &mut u64,
     ) -> Result<StepResult, Fault> {
         let mut res = StepResult {
@@ -292,9 +292,16 @@ impl Sm {
         };
         let deferred = std::mem::take(&mut self.deferred);
         for d in &deferred {
+            if let Some(ms) = engine.system() {
+                if let Some(why) = self.held_back(d.picked.slot, sh, ms) {
+                    // Picked, but the memory system cannot take it now: not issued.
+                    self.stats.unissue(why);
+                    continue;
+                }
+            }
             let mem = Some(MemSystem {
                 global: &mut *global,
-                back: &mut *l2,
+                back: engine.backend(),
             });
             let r = if d.second {
                 self.issue(d.picked, cycle, sh, mem, epoch, &mut res)
@@ -306,6 +313,18 @@ impl Sm {
                 self.deferred = deferred;
                 self.deferred.clear();
                 return Err(f);
+            }
+            if let Some(ms) = engine.system() {
+                let sm = self.id;
+                self.pending.take_submissions(|tag, prog, txn| {
+                    let req = crate::mem::system::MemRequest {
+                        sm,
+                        tag,
+                        prog,
+                        txn: txn.clone(),
+                    };
+                    ms.submit(req, cycle);
+                });
             }
         }
         self.deferred = deferred;
@@ -327,6 +346,33 @@ impl Sm {
             if changed {
                 *epoch += 1;
             }
+        }
+    }
+
+    /// Why warp `slot`'s picked instruction cannot go to the component memory system now: its
+    /// L1 request queue is full (a load, store or atomic on device memory), or it is a fence
+    /// and the warp's earlier operations have not all completed (Habermaier §5.6: no thread
+    /// proceeds past a pending membar) — the fence's L1 flush must come after them.
+    fn held_back(
+        &self,
+        slot: usize,
+        sh: &Shared,
+        ms: &crate::mem::system::MemorySystem,
+    ) -> Option<Stall> {
+        use gpusim_isa::{Op, Space};
+        let w = self.warps[slot].as_ref()?;
+        let at = stages::fetch(w, sh.prog)?;
+        let device = |sp: &Space| matches!(sp, Space::Global | Space::Generic | Space::Local);
+        match &at.inst.op {
+            Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. }
+                if device(space) && !ms.can_accept(self.id, 1) =>
+            {
+                Some(Stall::MemoryBackpressure)
+            }
+            Op::Fence { .. } | Op::FenceProxyAsync { .. } if w.mem_in_flight > 0 => {
+                Some(Stall::Membar)
+            }
+            _ => None,
         }
     }
 

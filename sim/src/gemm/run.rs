@@ -178,7 +178,7 @@ pub fn run_size(
     };
     limits(spec, cfg, &prog, entry, size, grid)?;
     let ctas_per_sm = super::metrics::ctas_per_sm(cfg, &prog, entry, &launch);
-    let mut l2 = crate::mem::hierarchy::Backend::new(cfg);
+    let mut l2 = crate::mem::engine::MemoryEngine::new(cfg);
     let started = std::time::Instant::now();
     let result =
         run_launch(&prog, cfg, &mut global, &mut l2, &consts, &launch).map_err(GemmError::Fault)?;

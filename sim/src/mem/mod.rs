@@ -6,6 +6,7 @@ pub mod cache;
 pub mod coalesce;
 pub mod dram;
 pub mod dram_ctrl;
+pub mod engine;
 pub mod hierarchy;
 pub mod interconnect;
 pub mod program;

@@ -389,6 +389,12 @@ impl SmStats {
         self.stalls[s as usize] += n;
     }
 
+    /// A warp-cycle counted `Issued` turned out not to issue, for reason `why`.
+    pub fn unissue(&mut self, why: Stall) {
+        self.stalls[Stall::Issued as usize] -= 1;
+        self.stalls[why as usize] += 1;
+    }
+
     fn add(&mut self, o: &SmStats) {
         self.warp_instructions += o.warp_instructions;
         self.thread_instructions += o.thread_instructions;

@@ -193,6 +193,10 @@ struct Step {
 pub struct OpState {
     /// The next instruction of the compiled program.
     pc: u16,
+    /// Where the current macro step started, and whether it has changed any state yet (a
+    /// step that blocks before it has is restarted: `Run::block`).
+    step_pc: u16,
+    step_effect: bool,
     /// Start of the current step.
     t: u64,
     /// Round-trip cycles of where the operation is.
@@ -223,6 +227,8 @@ impl OpState {
     pub fn new(start: u64) -> OpState {
         OpState {
             pc: 0,
+            step_pc: 0,
+            step_effect: false,
             t: start,
             pos: 0,
             step: Step::default(),
@@ -263,6 +269,10 @@ pub enum Stepped {
     /// micro step: the formal model's retry (digest §2.4.5, (op2): the op yields with the
     /// same statement at the head of its work list).
     Blocked,
+    /// The macro step could not start: its first effect must wait for another operation and
+    /// nothing has changed; it runs again from its start later (to the formal model, the
+    /// operation was not picked).
+    Waiting,
     /// The program reached `end`.
     Ended(Done),
 }
@@ -296,18 +306,37 @@ pub fn run(
     ctx: &mut Ctx,
     start: u64,
 ) -> Result<Done, ProgramError> {
-    let mut st = OpState::new(start);
+    check_device_ctx(txn, ctx)?;
+    // One interpreter for all the steps (the hot path: no state copied between them).
+    let mut r = Run {
+        ctx,
+        txn,
+        s: OpState::new(start),
+        tm: &mut Timing::Calendars,
+    };
     loop {
-        match step(prog, txn, ctx, &mut st)? {
+        match r.run_to_yield(prog)? {
             Stepped::Yielded => {}
             Stepped::Ended(d) => return Ok(d),
-            Stepped::Blocked => {
+            Stepped::Blocked | Stepped::Waiting => {
                 return bottom(
                     "the program waits for a line or lock it holds itself (it would wait forever)",
                 )
             }
         }
     }
+}
+
+/// `run` and `step` refuse a device operation without the shared state.
+fn check_device_ctx(txn: &Txn, ctx: &Ctx) -> Result<(), ProgramError> {
+    if matches!(txn.target, Target::Global | Target::Local)
+        && (ctx.back.is_none() || ctx.global.is_none())
+    {
+        return bottom(
+            "internal: a device-memory operation ran outside the memory exchange (`core::exec::uses_memory_system` must name its instruction)",
+        );
+    }
+    Ok(())
 }
 
 /// Run `txn`'s macro step at `st`'s program counter (or resume the micro step it blocked at)
@@ -333,13 +362,7 @@ pub fn step_timed(
     if let Timing::Components { now, .. } = tm {
         st.t = *now;
     }
-    if matches!(txn.target, Target::Global | Target::Local)
-        && (ctx.back.is_none() || ctx.global.is_none())
-    {
-        return bottom(
-            "internal: a device-memory operation ran outside the memory exchange (`core::exec::uses_memory_system` must name its instruction)",
-        );
-    }
+    check_device_ctx(txn, ctx)?;
     let mut r = Run {
         ctx,
         txn,
@@ -352,6 +375,22 @@ pub fn step_timed(
 }
 
 impl Run<'_, '_, '_> {
+    /// Stop at the micro step at `pc`, which must wait for another operation. A step that has
+    /// changed nothing yet did not happen: it runs again from its start, its conditions
+    /// evaluated anew (`Stepped::Waiting`; so program 4.2's `if (!isCachedL1) { reserveL1 ..`
+    /// never reserves a line another operation filled meanwhile). One that has changed
+    /// something resumes at that micro step, as the formal engine retries it.
+    fn block(&mut self, pc: usize) -> Stepped {
+        if self.s.step_effect {
+            self.s.pc = pc as u16;
+            Stepped::Blocked
+        } else {
+            self.s.pc = self.s.step_pc;
+            self.s.step = Step::default();
+            Stepped::Waiting
+        }
+    }
+
     /// Interpret the compiled code from the operation's pc to its step's `yield` or `end`.
     fn run_to_yield(&mut self, prog: &Compiled) -> Result<Stepped, ProgramError> {
         let code = prog.code();
@@ -360,25 +399,21 @@ impl Run<'_, '_, '_> {
             match &code[pc] {
                 Instr::Op(op) => match self.op(*op) {
                     Ok(()) => pc += 1,
-                    Err(Stop::Block) => {
-                        self.s.pc = pc as u16;
-                        return Ok(Stepped::Blocked);
-                    }
+                    Err(Stop::Block) => return Ok(self.block(pc)),
                     Err(Stop::Bottom(e)) => return Err(e),
                 },
                 Instr::JumpUnless(b, target) => match self.cond(b) {
                     Ok(true) => pc += 1,
                     Ok(false) => pc = *target as usize,
-                    Err(Stop::Block) => {
-                        self.s.pc = pc as u16;
-                        return Ok(Stepped::Blocked);
-                    }
+                    Err(Stop::Block) => return Ok(self.block(pc)),
                     Err(Stop::Bottom(e)) => return Err(e),
                 },
                 Instr::Jump(target) => pc = *target as usize,
                 Instr::Yield => {
                     self.end_step();
                     self.s.pc = (pc + 1) as u16;
+                    self.s.step_pc = self.s.pc;
+                    self.s.step_effect = false;
                     return Ok(Stepped::Yielded);
                 }
                 Instr::End => {
@@ -423,6 +458,19 @@ impl Run<'_, '_, '_> {
     }
 
     fn op(&mut self, op: OpExp) -> MicroResult {
+        self.op_inner(op)?;
+        // What changes caches, memory, locks or registers (reads only fill the operation's
+        // own data; atomOp works on it).
+        if !matches!(
+            op,
+            OpExp::ReadMem | OpExp::AtomOp | OpExp::Read(_)
+        ) {
+            self.s.step_effect = true;
+        }
+        Ok(())
+    }
+
+    fn op_inner(&mut self, op: OpExp) -> MicroResult {
         match op {
             OpExp::ReadMem => self.read_mem()?,
             OpExp::WriteMem => self.write_mem()?,

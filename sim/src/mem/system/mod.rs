@@ -70,6 +70,11 @@ const HEADER: u64 = 8;
 /// links' head-of-line blocking not to bind a uniform stream, `tests/memory_system.rs`).
 const LOOKAHEAD: usize = 16;
 
+/// Cycles from the issue of a memory instruction to its operations' arrival in the L1's
+/// request queue (counted in the L1 latency: an L1 hit still completes `l1.hit_latency` after
+/// issue). The SMs submit after the memory system has ticked the cycle they issue in.
+const ISSUE_TO_L1: u64 = 1;
+
 /// DRAM request ids of silent write-backs (no operation waits for them).
 const WRITE_BACK_ID: u64 = 1 << 63;
 
@@ -174,6 +179,11 @@ pub struct MemorySystem {
 impl MemorySystem {
     /// An idle memory system for `cfg` (validated: the latency split is non-negative).
     pub fn new(cfg: &Config) -> MemorySystem {
+        MemorySystem::with_backend(cfg, Backend::new(cfg))
+    }
+
+    /// An idle memory system around the L2 `back` (a run's L2 persists across launches).
+    pub fn with_backend(cfg: &Config, back: Backend) -> MemorySystem {
         let l1 = cfg.l1.hit_latency as u64;
         let l2 = cfg.l2.hit_latency as u64;
         let icnt = cfg.interconnect.latency as u64;
@@ -182,7 +192,9 @@ impl MemorySystem {
             .checked_sub(l2 + x)
             .expect("validated: dram.latency covers l2.hit_latency and the unloaded read");
         let lat = Latencies {
-            l1,
+            // The cycle from issue into the L1's request queue is the first of the L1's
+            // latency (`submit`).
+            l1: l1.saturating_sub(ISSUE_TO_L1),
             icnt,
             slice: l2
                 .checked_sub(l1 + 2 * icnt)
@@ -190,7 +202,6 @@ impl MemorySystem {
             to_dram: d / 2,
             from_dram: d - d / 2,
         };
-        let back = Backend::new(cfg);
         MemorySystem {
             lat,
             costs: Costs::of(cfg),
@@ -227,17 +238,18 @@ impl MemorySystem {
             self.in_flight() == 0 && self.pending.is_empty(),
             "a launch ends with nothing in flight"
         );
-        let mut back = std::mem::replace(&mut self.back, Backend::new(&self.cfg));
-        back.new_launch();
         let cfg = self.cfg.clone();
-        *self = MemorySystem::new(&cfg);
-        self.back = back;
+        let placeholder = Backend::new(&Config::tiny());
+        let mut back = std::mem::replace(&mut self.back, placeholder);
+        back.new_launch();
+        *self = MemorySystem::with_backend(&cfg, back);
     }
 
-    /// The unloaded latencies of the path (`l1`, `icnt`, `slice`, `to_dram`, `from_dram`).
+    /// The unloaded latencies of the path (`l1` from submission, `icnt`, `slice`, `to_dram`,
+    /// `from_dram`).
     pub fn latencies(&self) -> [u64; 5] {
         let l = self.lat;
-        [l.l1, l.icnt, l.slice, l.to_dram, l.from_dram]
+        [l.l1 + ISSUE_TO_L1, l.icnt, l.slice, l.to_dram, l.from_dram]
     }
 
     /// Room in SM `sm`'s L1 request queue for `n` more operations now (a memory instruction
@@ -268,7 +280,9 @@ impl MemorySystem {
             reply_bytes: 0,
             dram_wait: 0,
         });
-        self.l1s[req.sm as usize].queue.push_back((now, id));
+        self.l1s[req.sm as usize]
+            .queue
+            .push_back((now + ISSUE_TO_L1, id));
     }
 
     /// Advance every component through core cycle `now` (called with non-decreasing `now`,
@@ -493,7 +507,7 @@ impl MemorySystem {
                 let stepped = step_timed(prog, &mut op.txn, &mut ctx, &mut op.st, &mut tm);
                 match stepped {
                     Ok(Stepped::Yielded) => {}
-                    Ok(Stepped::Blocked) => break Next::Blocked,
+                    Ok(Stepped::Blocked | Stepped::Waiting) => break Next::Blocked,
                     Ok(Stepped::Ended(_)) => {
                         op.ended = true;
                         break Next::Ended;
