@@ -372,6 +372,28 @@ fn cmd_run(args: &RunArgs) -> i32 {
             k.kernel,
             if s.kernels.len() > 1 { ", the longest" } else { "" }
         );
+        if let Some(m) = &k.memory_system {
+            let d = &m.dram;
+            outln!(
+                "  memory system       L1 queue mean {:.2} max {}, slice queue mean {:.2} max {}; held by full queues: L1 {}, links {}, slices {} cycles; DRAM {} ACT, {} RD, {} WR, row hits/misses/conflicts {}/{}/{}, refresh {} cycles, turnaround {} cycles, bus {:.1}% busy",
+                m.l1_request_queue.mean,
+                m.l1_request_queue.max,
+                m.slice_queue.mean,
+                m.slice_queue.max,
+                m.backpressure_cycles.l1,
+                m.backpressure_cycles.sm_link + m.backpressure_cycles.dram_link,
+                m.backpressure_cycles.slice,
+                d.act,
+                d.rd,
+                d.wr,
+                d.row_hits,
+                d.row_misses,
+                d.row_conflicts,
+                d.refresh_cycles,
+                d.turnaround_cycles,
+                100.0 * d.bus_utilisation
+            );
+        }
     }
     // The states of live warps in the order of docs/stats.md; finished warps apart.
     use gpusim::stats::Stall;

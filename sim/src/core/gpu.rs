@@ -484,6 +484,9 @@ pub fn run_launch_observed(
         &l2.channel_bytes,
         cfg.dram.bytes_per_cycle as f64 / cfg.dram.channels.max(1) as f64,
     );
+    stats.memory_system = mem
+        .system()
+        .map(|m| crate::stats::MemorySystemReport::new(&m.stats()));
     // Each SM's log is in its order; SMs step in id order within a cycle.
     let mut async_events: Vec<gpusim_models::async_sync::AsyncEvent> = sms
         .iter_mut()

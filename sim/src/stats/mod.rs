@@ -4,7 +4,9 @@
 //! `thread_instructions`, `ipc`, `stalls`, `simd_efficiency`, `wall_seconds`,
 //! `warp_instructions_per_second`, then `kernels` and `sms`, and `memory`) stay stable.
 
+pub mod memory_system;
 pub mod trace;
+pub use memory_system::MemorySystemReport;
 
 pub use trace::WarpEvent;
 
@@ -452,6 +454,10 @@ pub struct KernelStats {
     pub fault: Option<&'static str>,
     /// The L2 slices' and DRAM channels' utilisation.
     pub components: ComponentReport,
+    /// The component memory system's queues, backpressure and DRAM controllers
+    /// (`memory_engine: components` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_system: Option<MemorySystemReport>,
     pub sms: Vec<SmReport>,
     /// The summed counters, for totals across launches.
     #[serde(skip)]
@@ -562,6 +568,7 @@ impl KernelStats {
             wall_seconds: wall,
             fault: None,
             components: ComponentReport::default(),
+            memory_system: None,
             sms: reports,
             raw: total,
         }
