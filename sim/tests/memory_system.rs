@@ -676,3 +676,54 @@ fn random_mixes_complete_and_serialise() {
         }
     }
 }
+
+/// Silent write-backs travel: dirty L2 victims become DRAM writes on their channels, dirty
+/// local L1 victims packets to their slices; the values reach DRAM.
+#[test]
+fn write_backs_travel_through_the_components() {
+    let mut b = Bench::new(config("tiny", &[("l2.size_kib", "16")]));
+    // 512 lines of stores through a 16 KiB L2 (128 lines): most become dirty victims.
+    let lines = 512;
+    for k in 0..lines {
+        let sm = (k % 2) as u32;
+        while !b.sys.can_accept(sm, 1) {
+            let t = b.now + 1;
+            b.tick_to(t);
+        }
+        let mut st = Txn::new(Target::Global, b.line(k), word(0));
+        st.data[0..4].copy_from_slice(&(k as u32 + 1000).to_le_bytes());
+        b.submit(sm, "st.global.wb", st);
+    }
+    b.drain();
+    let st = b.sys.stats();
+    let writes: u64 = st.channels.iter().map(|c| c.wr).sum();
+    assert!(writes >= lines - 128, "{writes} DRAM writes");
+    let wb: u64 = b.counters.iter().map(|c| c.l2_writebacks).sum();
+    assert_eq!(writes, wb, "one DRAM write per L2 write-back");
+    assert!(b.counters.iter().map(|c| c.dram_write_bytes).sum::<u64>() >= 4 * writes);
+    b.sys.backend().sync_host(&mut b.global);
+    for k in 0..lines {
+        let v = b.global.bytes(b.line(k), 4).unwrap();
+        assert_eq!(v, (k as u32 + 1000).to_le_bytes(), "line {k}");
+    }
+    // Local stores stay dirty in L1 (`st.local.wb`); their victims go to L2 as packets.
+    let before = st.slice_bytes.iter().sum::<u64>();
+    let l1_lines = (b.cfg.l1.size_kib * 1024 / b.cfg.l1.line_bytes) as u64;
+    for k in 0..2 * l1_lines {
+        while !b.sys.can_accept(0, 1) {
+            let t = b.now + 1;
+            b.tick_to(t);
+        }
+        let tag = gpusim::mem::hierarchy::local_tag(0, k * b.cfg.l1.line_bytes as u64);
+        b.submit(0, "st.local.wb", Txn::new(Target::Local, tag, word(0)));
+    }
+    b.drain();
+    let wb = b.counters[0].l1_writebacks;
+    assert!(wb >= l1_lines, "{wb} L1 write-backs");
+    let after: u64 = b.sys.stats().slice_bytes.iter().sum();
+    assert_eq!(
+        after - before,
+        4 * wb,
+        "each write-back's 4 dirty bytes reach a slice"
+    );
+}

@@ -1387,6 +1387,8 @@ fn dram_access(
 
 /// The L1 way for `line`: present, free, or a victim made free (written back if dirty);
 /// `Err(cycle)` when every way is in flight or the write-back cannot find room in L2.
+// The timing mode joins the state a victim touches (no natural bundle of the rest).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn l1_slot(
     back: &mut Backend,
     mem: &mut SmMemory,
@@ -1446,6 +1448,8 @@ pub(super) fn l2_slot(
 
 /// The silent `wb_L1`: L1 line `i`'s dirty bytes are written into L2 (allocating there) and
 /// the line becomes clean. Its traffic takes interconnect and slice bandwidth at `now`.
+// The timing mode joins the state a victim touches (no natural bundle of the rest).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn write_back_l1(
     back: &mut Backend,
     mem: &mut SmMemory,
