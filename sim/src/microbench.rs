@@ -243,10 +243,46 @@ impl Window {
         self.delta(|m| m.dram_write_bytes) as f64 / self.delta(|m| m.dram_bytes).max(1) as f64
     }
 
-    /// Row hits over all DRAM accesses.
+    /// Row hits over all DRAM accesses (from the DRAM controllers under the component memory
+    /// system, from the SMs' counters otherwise).
     pub fn row_hit_rate(&self) -> f64 {
-        let all = self.delta(|m| m.dram_row_hits + m.dram_row_misses + m.dram_row_conflicts);
-        self.delta(|m| m.dram_row_hits) as f64 / all.max(1) as f64
+        let (h0, m0, c0) = dram_rows(&self.short);
+        let (h1, m1, c1) = dram_rows(&self.long);
+        let (h, all) = (h1 - h0, (h1 + m1 + c1) - (h0 + m0 + c0));
+        h as f64 / all.max(1) as f64
+    }
+
+    /// A DRAM controller total of the component memory system (0 under the issue engine).
+    pub fn dram_delta(&self, f: impl Fn(&crate::stats::memory_system::DramReport) -> u64) -> u64 {
+        let total = |s: &RunStats| {
+            s.kernels
+                .iter()
+                .filter_map(|k| k.memory_system.as_ref())
+                .map(|m| f(&m.dram))
+                .sum::<u64>()
+        };
+        total(&self.long) - total(&self.short)
+    }
+}
+
+/// (row hits, misses, conflicts) of a run.
+fn dram_rows(s: &RunStats) -> (u64, u64, u64) {
+    let sys: Vec<_> = s
+        .kernels
+        .iter()
+        .filter_map(|k| k.memory_system.as_ref())
+        .collect();
+    if sys.is_empty() {
+        let m = &s.totals.memory.counters;
+        (m.dram_row_hits, m.dram_row_misses, m.dram_row_conflicts)
+    } else {
+        sys.iter().fold((0, 0, 0), |(h, m, c), r| {
+            (
+                h + r.dram.row_hits,
+                m + r.dram.row_misses,
+                c + r.dram.row_conflicts,
+            )
+        })
     }
 }
 

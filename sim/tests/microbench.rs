@@ -478,3 +478,108 @@ fn mixed_streams_keep_the_dram_busy() {
         }
     });
 }
+
+// ---- the component memory system (`memory_engine: components`) ----------------------------
+
+fn component_gpu(name: &str) -> Gpu {
+    shipped_gpu(name)
+        .with("memory_engine", "components")
+        .unwrap()
+}
+
+/// The pointer chases on the component memory system cost the configured round trips: L1 and
+/// L2 exactly; DRAM within one DRAM clock (a request waits for the controller's next clock
+/// edge, so a chase's mean differs from the configured figure by a fraction of a cycle) with
+/// refresh off. With refresh on, a chase now and then meets a refresh: the mean rises by the
+/// refresh share (reported, bounded below).
+#[test]
+fn component_memory_system_idle_latencies() {
+    measure("comp_idle", |b, report| {
+        for name in ["tiny", "volta-v100", "ampere-a100", "hopper-h100"] {
+            let g = component_gpu(name);
+            let edge =
+                (g.cfg.clock_mhz.unwrap_or(1) as f64 / g.cfg.dram.clock_mhz.max(1) as f64).ceil();
+            let quiet = g.with("dram.t_refi", "0").unwrap();
+            for l in mb::idle_latencies(b, &quiet).unwrap() {
+                report.push(format!(
+                    "{name} {}: {:.2} (configured {})",
+                    l.level, l.measured, l.configured
+                ));
+                let off = (l.measured - l.configured as f64).abs();
+                if l.level == "DRAM" {
+                    assert!(off <= edge, "{report:#?}");
+                } else {
+                    assert_eq!(off, 0.0, "{report:#?}");
+                }
+            }
+            let dram = mb::idle_latencies(b, &g).unwrap().pop().unwrap();
+            report.push(format!("{name} DRAM with refresh: {:.2}", dram.measured));
+            assert!(
+                dram.measured >= dram.configured as f64 - edge,
+                "{report:#?}"
+            );
+        }
+    });
+}
+
+/// FR-FCFS against FCFS (`dram.scheduler`) on the component memory system, V100: alternating
+/// between two rows of a bank, FCFS serves the requests in arrival order and never hits an
+/// open row, FR-FCFS serves the waiting hits of the open row first — most accesses hit and
+/// DRAM moves several times the bytes per cycle. The batched order hits either way.
+#[test]
+fn component_fr_fcfs_batches_row_hits() {
+    measure("comp_rows", |b, report| {
+        let g = component_gpu("volta-v100");
+        let run = |sched: &str, order: &str| {
+            let g = g.with("dram.scheduler", sched).unwrap();
+            mb::row_locality(b, &g, order).unwrap().unwrap()
+        };
+        let (fcfs, fr) = (run("fcfs", "alternate"), run("fr-fcfs", "alternate"));
+        let batched = run("fr-fcfs", "batched");
+        for (what, w) in [("fcfs", &fcfs), ("fr-fcfs", &fr), ("batched", &batched)] {
+            report.push(format!(
+                "{what}: {:.1} B/cycle, row hit rate {:.3}",
+                w.dram_bytes_per_cycle(),
+                w.row_hit_rate()
+            ));
+        }
+        assert_eq!(fcfs.row_hit_rate(), 0.0, "{report:#?}");
+        assert!(fr.row_hit_rate() >= 0.75, "{report:#?}");
+        assert!(
+            fr.dram_bytes_per_cycle() >= 2.5 * fcfs.dram_bytes_per_cycle(),
+            "{report:#?}"
+        );
+        assert!(batched.row_hit_rate() >= 0.9, "{report:#?}");
+    });
+}
+
+/// Mixed read/write streams on the component memory system (tiny): the controllers spend
+/// cycles on refresh and on read/write bus turnaround, and the copy's writes reach DRAM as L2
+/// write-backs (half its bytes); DRAM stays below its configured peak.
+#[test]
+fn component_mixed_streams_show_refresh_and_turnaround() {
+    measure("comp_mixed", |b, report| {
+        let g = component_gpu("tiny");
+        for entry in ["rw_copy", "rw_add"] {
+            let w = mb::mixed(b, &g, entry).unwrap().unwrap();
+            let (refresh, turn) = (
+                w.dram_delta(|d| d.refresh_cycles),
+                w.dram_delta(|d| d.turnaround_cycles),
+            );
+            report.push(format!(
+                "{entry}: {:.1} B/cycle of {}, {:.1} % written, refresh {refresh} and turnaround {turn} DRAM cycles",
+                w.dram_bytes_per_cycle(),
+                g.cfg.dram.bytes_per_cycle,
+                100.0 * w.dram_write_share()
+            ));
+            assert!(refresh > 0 && turn > 0, "{report:#?}");
+            assert!(
+                w.dram_bytes_per_cycle() < g.cfg.dram.bytes_per_cycle as f64,
+                "{report:#?}"
+            );
+            if entry == "rw_copy" {
+                assert!((w.dram_write_share() - 0.5).abs() <= 0.03, "{report:#?}");
+            }
+        }
+    });
+}

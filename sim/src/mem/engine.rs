@@ -7,7 +7,7 @@ use crate::mem::hierarchy::Backend;
 use crate::mem::system::MemorySystem;
 
 pub enum MemoryEngine {
-    Issue(Backend),
+    Issue(Box<Backend>),
     Components(Box<MemorySystem>),
 }
 
@@ -15,7 +15,7 @@ impl MemoryEngine {
     /// A cold memory system of the kind `cfg` names.
     pub fn new(cfg: &Config) -> MemoryEngine {
         match cfg.memory_engine {
-            MemoryEngineKind::Issue => MemoryEngine::Issue(Backend::new(cfg)),
+            MemoryEngineKind::Issue => MemoryEngine::Issue(Box::new(Backend::new(cfg))),
             MemoryEngineKind::Components => {
                 MemoryEngine::Components(Box::new(MemorySystem::new(cfg)))
             }
