@@ -2,9 +2,12 @@
 //! and `<!-- memory_table:end -->`) and prints them: the microbenchmarks of
 //! `traces/microbench/` (`gpusim::microbench`) on every config of `configs/` — idle
 //! latencies, L2 and DRAM streaming bandwidth, the loaded-latency curve (volta-v100), DRAM row
-//! locality, mixed read/write streams — against the configured figures. A statistic the
-//! simulator does not report yet, or a config key it does not have yet (`dram.scheduler`),
-//! shows as n/a. Run with `cargo run --release -p gpusim --example memory_table`.
+//! locality, mixed read/write streams — against the configured figures, under the memory
+//! system that times accesses at issue (`memory_engine: issue`, the default) and, on the
+//! configs of `COMPONENT_GPUS`, under the component memory system (`memory_engine:
+//! components`, rows marked "· components"), whose DRAM controllers the row-locality table
+//! compares under each `dram.scheduler`. A statistic an engine does not report shows as n/a.
+//! Run with `cargo run --release -p gpusim --example memory_table`.
 
 use gpusim::microbench::{self as mb, Bench, Gpu, Window};
 use std::fmt::Write;
@@ -17,22 +20,29 @@ const BEGIN: &str = "<!-- memory_table:begin -->";
 const END: &str = "<!-- memory_table:end -->";
 /// The config the loaded-latency manifests are built for (one CTA per SM).
 const LOADED_GPU: &str = "volta-v100";
-/// DRAM schedulers compared on the row-locality kernel. Empty while the timed memory system
-/// still serves DRAM in issue order (`mem::dram`): `dram.scheduler` configures the controller
-/// of `mem::dram_ctrl`, which does not drive the simulation yet (issue 12); comparing would
-/// print identical rows. Then: `["fcfs", "fr-fcfs"]`.
-const SCHEDULERS: [&str; 0] = [];
-/// Memory counters shown where the simulator reports them (`--stats-json`'s `memory`).
-const DRAM_TIME_STATS: [(&str, &str); 2] = [
-    ("refresh cycles", "dram_refresh_cycles"),
-    ("turnaround cycles", "dram_turnaround_cycles"),
-];
+/// DRAM schedulers compared on the row-locality kernel, under the component memory system
+/// (the issue-time model serves DRAM in issue order whatever `dram.scheduler` says).
+const SCHEDULERS: [&str; 2] = ["fcfs", "fr-fcfs"];
+/// The configs whose tables also show the component memory system.
+const COMPONENT_GPUS: [&str; 3] = ["tiny", "volta-v100", "hopper-h100"];
+/// The suffix of a GPU's name under the component memory system.
+const COMPONENTS: &str = " · components";
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let scratch = std::env::temp_dir().join(format!("gpusim-memory-table-{}", std::process::id()));
     let bench = Bench::new(&root.join("traces/microbench"), &scratch).unwrap();
-    let gpus = configs(&root);
+    let mut gpus = configs(&root);
+    let comp: Vec<Gpu> = gpus
+        .iter()
+        .filter(|g| COMPONENT_GPUS.contains(&g.name.as_str()))
+        .map(|g| {
+            let mut c = g.with("memory_engine", "components").unwrap();
+            c.name = format!("{}{COMPONENTS}", g.name);
+            c
+        })
+        .collect();
+    gpus.extend(comp);
     let mut doc = String::new();
     let sections: [(&str, Table); 5] = [
         ("Idle latencies", idle_latencies),
@@ -157,13 +167,17 @@ fn streaming(b: &Bench, gpus: &[Gpu]) -> String {
 }
 
 fn loaded_latency(b: &Bench, gpus: &[Gpu]) -> String {
-    let Some(gpu) = gpus.iter().find(|g| g.name == LOADED_GPU) else {
+    let loaded: Vec<&Gpu> = gpus
+        .iter()
+        .filter(|g| g.name.starts_with(LOADED_GPU))
+        .collect();
+    if loaded.is_empty() {
         return format!("n/a: no {LOADED_GPU} config\n");
-    };
-    let peak = gpu.cfg.dram.bytes_per_cycle as f64;
+    }
     let mut t = header(
-        1,
+        2,
         &[
+            "GPU",
             "streaming warps",
             "offered B/cycle",
             "DRAM reads B/cycle",
@@ -173,9 +187,14 @@ fn loaded_latency(b: &Bench, gpus: &[Gpu]) -> String {
             "chase end / run cycles",
         ],
     );
-    for ctas in mb::LOADED_CTAS {
+    for (gpu, ctas) in loaded
+        .iter()
+        .flat_map(|g| mb::LOADED_CTAS.iter().map(move |c| (*g, *c)))
+    {
+        let peak = gpu.cfg.dram.bytes_per_cycle as f64;
         let p = mb::loaded_latency(b, gpu, ctas).unwrap();
         t += &row(&[
+            gpu.name.clone(),
             p.warps().to_string(),
             format!(
                 "{:.0} ({:.0} %)",
@@ -199,18 +218,16 @@ fn loaded_latency(b: &Bench, gpus: &[Gpu]) -> String {
     )
 }
 
-/// The same GPU under each DRAM scheduler, or just itself where the config has no
-/// `dram.scheduler` key.
+/// The same GPU under each DRAM scheduler (component memory system), or just itself
+/// (issue order) under the issue-time model.
 fn schedulers(gpu: &Gpu) -> Vec<(String, Gpu)> {
-    let named: Vec<(String, Gpu)> = SCHEDULERS
-        .iter()
-        .filter_map(|s| Some((s.to_string(), gpu.with("dram.scheduler", s).ok()?)))
-        .collect();
-    if named.is_empty() {
-        vec![("n/a".into(), gpu.clone())]
-    } else {
-        named
+    if !gpu.name.ends_with(COMPONENTS) {
+        return vec![("issue order".into(), gpu.clone())];
     }
+    SCHEDULERS
+        .iter()
+        .map(|s| (s.to_string(), gpu.with("dram.scheduler", s).unwrap()))
+        .collect()
 }
 
 fn row_locality(b: &Bench, gpus: &[Gpu]) -> String {
@@ -251,18 +268,21 @@ fn row_locality(b: &Bench, gpus: &[Gpu]) -> String {
     }
     t + "\n`row_alternate` / `row_batched`: one warp per channel, 32 lines in flight, alternating \
          between two rows of one bank or reading each row's 16 lines in a run; between 2 and 8 \
-         iterations. Scheduler n/a: the timed memory system serves DRAM requests in issue order; \
-         `dram.scheduler` selects the controller of `mem::dram_ctrl`, which does not drive the \
-         simulation yet.\n"
+         iterations. Under the issue-time model DRAM serves requests in issue order; under the \
+         component memory system the controllers of `mem::dram_ctrl` schedule them \
+         (`dram.scheduler`).\n"
 }
 
-/// A memory counter's growth over `w`, where the stats have it.
-fn stat_delta(w: &Window, key: &str) -> String {
-    let get = |s: &gpusim::stats::RunStats| serde_json::to_value(s).ok()?["memory"][key].as_f64();
-    match (get(&w.short), get(&w.long)) {
-        (Some(a), Some(b)) => format!("{:.0}", b - a),
-        _ => "n/a".into(),
+/// The DRAM controllers' refresh and turnaround cycles over `w` (component memory system
+/// only: the issue-time model has neither).
+fn dram_time(w: &Window, gpu: &Gpu) -> [String; 2] {
+    if !gpu.name.ends_with(COMPONENTS) {
+        return ["n/a".into(), "n/a".into()];
     }
+    [
+        w.dram_delta(|d| d.refresh_cycles).to_string(),
+        w.dram_delta(|d| d.turnaround_cycles).to_string(),
+    ]
 }
 
 fn mixed(b: &Bench, gpus: &[Gpu]) -> String {
@@ -273,7 +293,7 @@ fn mixed(b: &Bench, gpus: &[Gpu]) -> String {
         "% of peak",
         "written",
     ];
-    cols.extend(DRAM_TIME_STATS.iter().map(|s| s.0));
+    cols.extend(["refresh cycles", "turnaround cycles"]);
     let mut t = header(2, &cols);
     for gpu in gpus {
         for entry in ["rw_copy", "rw_add"] {
@@ -287,7 +307,7 @@ fn mixed(b: &Bench, gpus: &[Gpu]) -> String {
                         100.0 * rate / gpu.cfg.dram.bytes_per_cycle as f64
                     ));
                     r.push(format!("{:.0} %", 100.0 * w.dram_write_share()));
-                    r.extend(DRAM_TIME_STATS.iter().map(|s| stat_delta(&w, s.1)));
+                    r.extend(dram_time(&w, gpu));
                 }
                 None => r.push(format!(
                     "not run: L2 {} KiB > {} KiB",
