@@ -246,6 +246,12 @@ impl PendingMemory {
         self.due.push(Reverse((ready_at, serial, e)));
     }
 
+    /// Whether an instruction's completion time is known (`hold`), so `complete_due` has work.
+    #[inline]
+    pub fn has_due(&self) -> bool {
+        !self.due.is_empty()
+    }
+
     /// The earliest cycle an instruction held here completes.
     pub fn next_due(&self) -> Option<u64> {
         self.due.peek().map(|Reverse((t, _, _))| *t)

@@ -201,8 +201,12 @@ impl Sm {
             spin_suspect: false,
         };
         self.order = 0;
-        self.pending.complete_due(cycle, &mut self.warps, sh.prog);
-        self.apply_arrivals(sh, epoch);
+        if self.pending.has_due() {
+            self.pending.complete_due(cycle, &mut self.warps, sh.prog);
+        }
+        if !self.arrived.is_empty() {
+            self.apply_arrivals(sh, epoch);
+        }
         self.land_async_copies(cycle, epoch);
         // No cluster unit, no peer messages: the latency is never used.
         let one_way = sh

@@ -174,9 +174,10 @@ impl<'a> ExecEnv<'a> {
                     addr: base + (i as u64) * size as u64,
                     size,
                 };
-                let rty = f.regs[r.0 as usize].ty;
-                let sext = ty.is_signed() && rty.bits() > ty.bits();
+                let sext_to = |rty: Type| ty.is_signed() && rty.bits() > ty.bits();
                 if is_global(sp) && defer {
+                    let rty = f.regs[r.0 as usize].ty;
+                    let sext = sext_to(rty);
                     let line = at.addr - at.addr % lb;
                     let Ok(op) = w.mem_txns.binary_search_by_key(&line, |x| x.line) else {
                         continue;
@@ -201,7 +202,8 @@ impl<'a> ExecEnv<'a> {
                 } else {
                     continue;
                 };
-                let v = if sext {
+                let rty = f.regs[r.0 as usize].ty;
+                let v = if sext_to(rty) {
                     sign_extend(v, ty.bits()) & rty.mask()
                 } else {
                     v
