@@ -320,7 +320,7 @@ pub fn run(
             Stepped::Ended(d) => return Ok(d),
             Stepped::Blocked | Stepped::Waiting => {
                 return bottom(
-                    "the program waits for a line or lock it holds itself (it would wait forever)",
+                    "the program must wait for a line or lock that another operation in flight holds, and a program run at issue cannot wait (under `memory_engine: components`, `wmma`, `cp.async` and the TMA still run their programs at issue: docs/memory.md); or it waits for one it holds itself",
                 )
             }
         }
