@@ -461,10 +461,7 @@ impl Run<'_, '_, '_> {
         self.op_inner(op)?;
         // What changes caches, memory, locks or registers (reads only fill the operation's
         // own data; atomOp works on it).
-        if !matches!(
-            op,
-            OpExp::ReadMem | OpExp::AtomOp | OpExp::Read(_)
-        ) {
+        if !matches!(op, OpExp::ReadMem | OpExp::AtomOp | OpExp::Read(_)) {
             self.s.step_effect = true;
         }
         Ok(())
