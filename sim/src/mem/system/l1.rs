@@ -166,7 +166,7 @@ impl MemorySystem {
             }
             self.l1s[sm].out.pop_front();
             let bytes = HEADER + self.request_payload(id, env);
-            env.sms[sm].counters.icnt_bytes += bytes;
+            env.sms.side(sm).counters.icnt_bytes += bytes;
             let sent = self.l1s[sm]
                 .link
                 .send(c, Packet::Op { id, bytes, sent: c }, bytes);
@@ -210,7 +210,7 @@ impl MemorySystem {
                 }
                 self.slices[s].link.take(i);
                 self.l1s[sm].in_port.transfer(c, bytes);
-                let counters = &mut *env.sms[sm].counters;
+                let counters = env.sms.side(sm).counters;
                 counters.icnt_queue_cycles += c - sent - self.lat.icnt.min(c - sent);
                 if self.ops.get(id).ended {
                     self.complete(id, c);

@@ -117,6 +117,21 @@ pub struct SmSide<'a> {
     pub counters: &'a mut MemCounters,
 }
 
+/// The SMs' sides for one tick, lent on demand (the caller builds nothing per tick).
+pub trait SmSides {
+    fn side(&mut self, sm: usize) -> SmSide<'_>;
+}
+
+impl SmSides for Vec<SmSide<'_>> {
+    fn side(&mut self, sm: usize) -> SmSide<'_> {
+        let s = &mut self[sm];
+        SmSide {
+            mem: &mut *s.mem,
+            counters: &mut *s.counters,
+        }
+    }
+}
+
 /// The latencies of the path (module header).
 #[derive(Clone, Copy, Debug)]
 struct Latencies {
@@ -144,8 +159,8 @@ enum Next {
 }
 
 /// What `tick` borrows from the caller.
-struct Env<'e, 'a> {
-    sms: &'e mut [SmSide<'a>],
+struct Env<'e> {
+    sms: &'e mut dyn SmSides,
     global: &'e mut GlobalMemory,
     programs: &'e ProgramTable,
 }
@@ -313,7 +328,7 @@ impl MemorySystem {
     pub fn tick(
         &mut self,
         now: u64,
-        sms: &mut [SmSide],
+        sms: &mut dyn SmSides,
         global: &mut GlobalMemory,
         programs: &ProgramTable,
         out: &mut Vec<MemCompletion>,
@@ -579,14 +594,14 @@ impl MemorySystem {
                 if !runs_here {
                     break Next::Go(place);
                 }
-                let side = &mut env.sms[op.sm as usize];
+                let side = env.sms.side(op.sm as usize);
                 let mut ctx = Ctx {
                     sm: op.sm,
-                    mem: &mut *side.mem,
+                    mem: side.mem,
                     back: Some(&mut *back),
                     global: Some(&mut *env.global),
                     costs: *costs,
-                    counters: &mut *side.counters,
+                    counters: side.counters,
                 };
                 let mut tm = Timing::Components { now, traffic };
                 let stepped = step_timed(prog, &mut op.txn, &mut ctx, &mut op.st, &mut tm);
@@ -621,7 +636,7 @@ impl MemorySystem {
     fn send_traffic(&mut self, id: u32, now: u64, env: &mut Env) {
         let sm = self.ops.get(id).sm as usize;
         for k in 0..self.traffic.len() {
-            let counters = &mut *env.sms[sm].counters;
+            let counters = env.sms.side(sm).counters;
             match self.traffic[k] {
                 Traffic::L2 { read, write, .. } => {
                     let op = self.ops.get_mut(id);

@@ -187,7 +187,7 @@ impl MemorySystem {
             self.slices[s].to_sm.pop_front();
             let op = self.ops.get_mut(id);
             let bytes = HEADER + std::mem::take(&mut op.reply_bytes);
-            env.sms[op.sm as usize].counters.icnt_bytes += bytes;
+            env.sms.side(op.sm as usize).counters.icnt_bytes += bytes;
             let due = self.slices[s]
                 .link
                 .send(c, Reply { id, bytes, sent: c }, bytes);
@@ -225,7 +225,7 @@ impl MemorySystem {
                     continue;
                 }
                 self.l1s[sm].link.take(i);
-                let counters = &mut *env.sms[sm].counters;
+                let counters = env.sms.side(sm).counters;
                 counters.icnt_queue_cycles += c - sent - self.lat.icnt.min(c - sent);
                 let sl = &mut self.slices[s];
                 sl.in_port.transfer(c, bytes);
