@@ -30,7 +30,10 @@
 //! Idleness: `next_wake` is `None` when nothing is in flight; refresh does not keep the
 //! system awake — an idle channel is not ticked, and catches up its refreshes when next
 //! ticked (`DramChannel::tick` walks idle stretches refresh by refresh), so a request after
-//! an idle stretch meets the refresh state it would have met ticking every cycle.
+//! an idle stretch meets the refresh state it would have met ticking every cycle. Each kind
+//! of component keeps the set of those that may have work (`active`); the cycle, `sample`
+//! and `refresh_wake` walk only these, in the fixed order, visiting an empty component being
+//! a no-op (so results are those of visiting every component).
 //!
 //! Modelled: bounded queues with head-of-line backpressure (L1 request queue, SM and slice
 //! output links, slice request queues, DRAM links, the channels' own queues); port bandwidth
@@ -396,6 +399,39 @@ impl MemorySystem {
             i = k + 1;
         }
         self.wake = (t != u64::MAX).then_some(t.max(self.cycle));
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            self.wake,
+            self.wake_by_scan(),
+            "the active sets miss a component"
+        );
+    }
+
+    /// `next_wake` by visiting every component (the check of the active sets).
+    #[cfg(debug_assertions)]
+    fn wake_by_scan(&self) -> Option<u64> {
+        let mut t = self
+            .pending
+            .iter()
+            .map(|(_, c)| c.at)
+            .min()
+            .unwrap_or(u64::MAX);
+        if self.progressed {
+            t = t.min(self.cycle);
+        }
+        for (k, l) in self.l1s.iter().enumerate() {
+            assert!(l.is_idle() || self.l1_on.next_in(k, k + 1).is_some());
+            t = t.min(l.next_wake());
+        }
+        for (k, s) in self.slices.iter().enumerate() {
+            assert!(s.is_idle() || self.slice_on.next_in(k, k + 1).is_some());
+            t = t.min(s.next_wake());
+        }
+        for (k, ch) in self.channels.iter().enumerate() {
+            assert!(ch.is_idle() || self.ch_on.next_in(k, k + 1).is_some());
+            t = t.min(ch.next_wake());
+        }
+        (t != u64::MAX).then_some(t.max(self.cycle))
     }
 
     /// Operations submitted and not yet handed over as completions.
