@@ -362,7 +362,7 @@ mod tests {
                 let m = match k % 4 {
                     0 => r << 64 | crate::rng::splitmix64(&mut state) as u128,
                     1 => 1 << (r % 128),
-                    2 => (r & 0xff) << (r >> 8) % 121,
+                    2 => (r & 0xff) << ((r >> 8) % 121),
                     _ => 0,
                 };
                 assert_eq!(
