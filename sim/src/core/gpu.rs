@@ -510,14 +510,18 @@ fn tick_memory(
     programs: &crate::mem::hierarchy::ProgramTable,
     out: &mut Vec<crate::mem::system::MemCompletion>,
 ) -> Result<(), Fault> {
-    let mut sides: Vec<crate::mem::system::SmSide> = sms
-        .iter_mut()
-        .map(|s| crate::mem::system::SmSide {
-            mem: &mut s.mem,
-            counters: &mut s.stats.memory,
-        })
-        .collect();
-    ms.tick(cycle, &mut sides, global, programs, out)
+    /// Each SM's L1 and counters, lent as the memory system asks (nothing built per tick).
+    struct Sides<'s>(&'s mut [Sm]);
+    impl crate::mem::system::SmSides for Sides<'_> {
+        fn side(&mut self, sm: usize) -> crate::mem::system::SmSide<'_> {
+            let s = &mut self.0[sm];
+            crate::mem::system::SmSide {
+                mem: &mut s.mem,
+                counters: &mut s.stats.memory,
+            }
+        }
+    }
+    ms.tick(cycle, &mut Sides(sms), global, programs, out)
         .map_err(|f| {
             let name = f.prog.name();
             Fault::new(

@@ -192,12 +192,16 @@ impl Cache {
         let sb = self.sector_bytes as u32;
         let one: Mask = if sb >= 128 { Mask::MAX } else { (1 << sb) - 1 };
         let mut out = 0;
-        let mut s = 0;
-        while s < self.line_bytes as u32 {
-            if (m >> s) & one != 0 {
-                out |= one << s;
+        // Sector by sector of those `m` touches (a hot path: retried operations ask again).
+        let mut rest = m;
+        while rest != 0 {
+            let b = rest.trailing_zeros();
+            let s = b - b % sb;
+            if s as u64 >= self.line_bytes {
+                break;
             }
-            s += sb;
+            out |= one << s;
+            rest &= !(one << s);
         }
         out & self.full()
     }
@@ -318,6 +322,57 @@ pub fn copy_masked(dst: &mut [u8], src: &[u8], mask: Mask) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `sectors_of` as a walk over every sector of the line (its definition).
+    fn sectors_by_walk(c: &Cache, m: Mask) -> Mask {
+        let sb = c.sector_bytes as u32;
+        let one: Mask = if sb >= 128 { Mask::MAX } else { (1 << sb) - 1 };
+        let mut out = 0;
+        let mut s = 0;
+        while s < c.line_bytes as u32 {
+            if (m >> s) & one != 0 {
+                out |= one << s;
+            }
+            s += sb;
+        }
+        out & c.full()
+    }
+
+    #[test]
+    fn sectors_of_widens_each_touched_sector() {
+        let mut state = 7u64;
+        for (line, sector) in [
+            (128, 32),
+            (128, 128),
+            (128, 1),
+            (64, 32),
+            (32, 64),
+            (96, 32),
+        ] {
+            let c = Cache::new(&CacheGeometry {
+                size_bytes: 4096,
+                ways: 1,
+                line_bytes: line,
+                sector_bytes: sector,
+                replacement: "lru".into(),
+            })
+            .unwrap();
+            for k in 0..2000 {
+                let r = crate::rng::splitmix64(&mut state) as u128;
+                let m = match k % 4 {
+                    0 => r << 64 | crate::rng::splitmix64(&mut state) as u128,
+                    1 => 1 << (r % 128),
+                    2 => (r & 0xff) << ((r >> 8) % 121),
+                    _ => 0,
+                };
+                assert_eq!(
+                    c.sectors_of(m),
+                    sectors_by_walk(&c, m),
+                    "{line}/{sector} {m:#x}"
+                );
+            }
+        }
+    }
 
     fn cache(size: u64, ways: u32, repl: &str) -> Cache {
         Cache::new(&CacheGeometry {

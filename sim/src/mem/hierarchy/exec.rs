@@ -294,7 +294,8 @@ type MicroResult = Result<(), Stop>;
 struct Run<'r, 'a, 't> {
     ctx: &'r mut Ctx<'a>,
     txn: &'r mut Txn,
-    s: OpState,
+    /// The operation's state, worked on in place (a retried operation is not copied).
+    s: &'r mut OpState,
     tm: &'r mut Timing<'t>,
 }
 
@@ -308,10 +309,11 @@ pub fn run(
 ) -> Result<Done, ProgramError> {
     check_device_ctx(txn, ctx)?;
     // One interpreter for all the steps (the hot path: no state copied between them).
+    let mut s = OpState::new(start);
     let mut r = Run {
         ctx,
         txn,
-        s: OpState::new(start),
+        s: &mut s,
         tm: &mut Timing::Calendars,
     };
     loop {
@@ -366,12 +368,10 @@ pub fn step_timed(
     let mut r = Run {
         ctx,
         txn,
-        s: *st,
+        s: st,
         tm,
     };
-    let out = r.run_to_yield(prog);
-    *st = r.s;
-    out
+    r.run_to_yield(prog)
 }
 
 impl Run<'_, '_, '_> {

@@ -62,6 +62,11 @@ impl ChannelStage {
         }
     }
 
+    /// Nothing on the link and no request outstanding (a backlog counts as outstanding).
+    pub fn is_idle(&self) -> bool {
+        self.link.len() == 0 && self.outstanding == 0
+    }
+
     pub fn next_wake(&self) -> u64 {
         let mut t = self.link.due().unwrap_or(u64::MAX);
         if self.outstanding > 0 {
@@ -125,6 +130,7 @@ impl MemorySystem {
                         let s = self.ops.get(id).slice as usize;
                         let at = c + self.lat.from_dram;
                         self.slices[s].push_return(at, id);
+                        self.slice_on.set(s);
                         self.again |= at <= c;
                     }
                 }
@@ -148,6 +154,7 @@ impl MemorySystem {
                 let s = op.slice as usize;
                 let at = d.at + self.lat.from_dram;
                 self.slices[s].push_return(at, id);
+                self.slice_on.set(s);
                 self.again |= at <= c;
             }
         }

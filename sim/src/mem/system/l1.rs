@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use super::link::{Link, Port};
-use super::{Env, Here, MemFault, MemorySystem, Next, HEADER};
+use super::{Env, Here, MemFault, MemorySystem, Next, Rotation, HEADER};
 use crate::config::Config;
 use crate::mem::hierarchy::Target;
 use crate::mem::program::{OpExp, Place};
@@ -72,6 +72,14 @@ impl L1Stage {
         self.out.front().is_some_and(|&(at, _)| at <= now)
     }
 
+    /// Nothing queued, blocked, leaving or on the link.
+    pub fn is_idle(&self) -> bool {
+        self.queue.is_empty()
+            && self.blocked.is_empty()
+            && self.out.is_empty()
+            && self.link.len() == 0
+    }
+
     pub fn next_wake(&self) -> u64 {
         let mut t = self.link.due().unwrap_or(u64::MAX);
         if let Some(&(at, _)) = self.out.front() {
@@ -125,6 +133,7 @@ impl MemorySystem {
     pub(super) fn l1_route(&mut self, id: u32, next: Next, c: u64) {
         let op = self.ops.get_mut(id);
         let sm = op.sm as usize;
+        self.l1_on.set(sm);
         if next == Next::Blocked {
             if op.first_visit && !op.held {
                 op.held = true;
@@ -157,7 +166,7 @@ impl MemorySystem {
             }
             self.l1s[sm].out.pop_front();
             let bytes = HEADER + self.request_payload(id, env);
-            env.sms[sm].counters.icnt_bytes += bytes;
+            env.sms.side(sm).counters.icnt_bytes += bytes;
             let sent = self.l1s[sm]
                 .link
                 .send(c, Packet::Op { id, bytes, sent: c }, bytes);
@@ -185,9 +194,8 @@ impl MemorySystem {
     /// packet whose port is busy as `deliver_to_slices` does); an operation that ended
     /// completes on arrival, one that did not runs its next L1 steps.
     pub(super) fn deliver_to_sms(&mut self, c: u64, env: &mut Env) -> Result<(), MemFault> {
-        let n = self.slices.len();
-        for k in 0..n {
-            let s = (c as usize + k) % n;
+        let mut turn = Rotation::from(c as usize % self.slices.len());
+        while let Some(s) = turn.next(&self.slice_on) {
             let (mut i, mut seen) = (0, 0);
             while let Some(&super::slice::Reply { id, bytes, sent }) = self.slices[s].link.get(i, c)
             {
@@ -202,7 +210,7 @@ impl MemorySystem {
                 }
                 self.slices[s].link.take(i);
                 self.l1s[sm].in_port.transfer(c, bytes);
-                let counters = &mut *env.sms[sm].counters;
+                let counters = env.sms.side(sm).counters;
                 counters.icnt_queue_cycles += c - sent - self.lat.icnt.min(c - sent);
                 if self.ops.get(id).ended {
                     self.complete(id, c);

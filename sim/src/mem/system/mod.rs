@@ -30,7 +30,10 @@
 //! Idleness: `next_wake` is `None` when nothing is in flight; refresh does not keep the
 //! system awake — an idle channel is not ticked, and catches up its refreshes when next
 //! ticked (`DramChannel::tick` walks idle stretches refresh by refresh), so a request after
-//! an idle stretch meets the refresh state it would have met ticking every cycle.
+//! an idle stretch meets the refresh state it would have met ticking every cycle. Each kind
+//! of component keeps the set of those that may have work (`active`); the cycle, `sample`
+//! and `refresh_wake` walk only these, in the fixed order, visiting an empty component being
+//! a no-op (so results are those of visiting every component).
 //!
 //! Modelled: bounded queues with head-of-line backpressure (L1 request queue, SM and slice
 //! output links, slice request queues, DRAM links, the channels' own queues); port bandwidth
@@ -39,6 +42,7 @@
 //! MSHRs (a line in flight is a reserved way); the silent write-backs' effects are
 //! instantaneous (the formal `wb_L1`/`wb_L2` are atomic), their traffic travels.
 
+mod active;
 mod channel;
 mod l1;
 mod link;
@@ -57,6 +61,7 @@ use crate::mem::hierarchy::{
 use crate::mem::program::Place;
 use crate::mem::GlobalMemory;
 use crate::stats::MemCounters;
+use active::{Active, Rotation};
 use channel::{ChannelStage, DramPacket};
 use l1::L1Stage;
 use op::{MemOp, OpPool};
@@ -115,6 +120,21 @@ pub struct SmSide<'a> {
     pub counters: &'a mut MemCounters,
 }
 
+/// The SMs' sides for one tick, lent on demand (the caller builds nothing per tick).
+pub trait SmSides {
+    fn side(&mut self, sm: usize) -> SmSide<'_>;
+}
+
+impl SmSides for Vec<SmSide<'_>> {
+    fn side(&mut self, sm: usize) -> SmSide<'_> {
+        let s = &mut self[sm];
+        SmSide {
+            mem: &mut *s.mem,
+            counters: &mut *s.counters,
+        }
+    }
+}
+
 /// The latencies of the path (module header).
 #[derive(Clone, Copy, Debug)]
 struct Latencies {
@@ -142,8 +162,8 @@ enum Next {
 }
 
 /// What `tick` borrows from the caller.
-struct Env<'e, 'a> {
-    sms: &'e mut [SmSide<'a>],
+struct Env<'e> {
+    sms: &'e mut dyn SmSides,
     global: &'e mut GlobalMemory,
     programs: &'e ProgramTable,
 }
@@ -160,6 +180,16 @@ pub struct MemorySystem {
     l1s: Vec<L1Stage>,
     slices: Vec<SliceStage>,
     channels: Vec<ChannelStage>,
+    /// The L1s, slices and channels that may have work (`active`): the cycle, the sampling
+    /// and `next_wake` visit only these.
+    l1_on: Active,
+    slice_on: Active,
+    ch_on: Active,
+    /// `next_wake`, kept up to date: recomputed after each processed cycle, lowered by
+    /// `submit`.
+    wake: Option<u64>,
+    /// The earliest `at` of `pending` (`u64::MAX`: none).
+    pending_min: u64,
     /// The next cycle not yet processed.
     cycle: u64,
     seq: u64,
@@ -168,6 +198,7 @@ pub struct MemorySystem {
     pending: Vec<(u64, MemCompletion)>,
     /// Scratch buffers, reused.
     traffic: Vec<Traffic>,
+    due: Vec<(u64, MemCompletion)>,
     done: Vec<DramDone>,
     /// An operation progressed in the cycle being processed (blocked ones are retried).
     progressed: bool,
@@ -213,6 +244,11 @@ impl MemorySystem {
             channels: (0..cfg.dram.channels.max(1))
                 .map(|i| ChannelStage::new(cfg, i, lat.to_dram))
                 .collect(),
+            l1_on: Active::new(cfg.sm.count as usize),
+            slice_on: Active::new(back.slices.len()),
+            ch_on: Active::new(cfg.dram.channels.max(1) as usize),
+            wake: None,
+            pending_min: u64::MAX,
             back,
             ops: OpPool::default(),
             cycle: 0,
@@ -220,6 +256,7 @@ impl MemorySystem {
             write_back_seq: 0,
             pending: Vec::new(),
             traffic: Vec::new(),
+            due: Vec::new(),
             done: Vec::new(),
             progressed: false,
             again: false,
@@ -280,9 +317,12 @@ impl MemorySystem {
             reply_bytes: 0,
             dram_wait: 0,
         });
-        self.l1s[req.sm as usize]
-            .queue
-            .push_back((now + ISSUE_TO_L1, id));
+        let sm = req.sm as usize;
+        self.l1s[sm].queue.push_back((now + ISSUE_TO_L1, id));
+        self.l1_on.set(sm);
+        // The L1's wake can only come earlier; nothing else changed.
+        let w = self.l1s[sm].next_wake().max(self.cycle);
+        self.wake = Some(self.wake.map_or(w, |t| t.min(w)));
     }
 
     /// Advance every component through core cycle `now` (called with non-decreasing `now`,
@@ -291,7 +331,7 @@ impl MemorySystem {
     pub fn tick(
         &mut self,
         now: u64,
-        sms: &mut [SmSide],
+        sms: &mut dyn SmSides,
         global: &mut GlobalMemory,
         programs: &ProgramTable,
         out: &mut Vec<MemCompletion>,
@@ -301,34 +341,94 @@ impl MemorySystem {
             global,
             programs,
         };
-        while let Some(c) = self.next_wake() {
+        while let Some(c) = self.wake {
             if c > now {
                 break;
             }
             self.sample(c);
             self.cycle_at(c, &mut env)?;
             self.cycle = c + 1;
+            self.refresh_wake();
         }
-        self.hand_over(now, out);
+        if self.hand_over(now, out) {
+            self.refresh_wake();
+        }
         Ok(())
     }
 
     /// The earliest cycle at which `tick` could do something (None: nothing in flight).
     pub fn next_wake(&self) -> Option<u64> {
-        let mut t = u64::MAX;
-        for (_, c) in &self.pending {
-            t = t.min(c.at);
-        }
+        self.wake
+    }
+
+    /// Recompute `wake` from the pending completions and the components that may have work,
+    /// dropping those found empty from their set (an empty component's wake is never).
+    fn refresh_wake(&mut self) {
+        let mut t = self.pending_min;
         if self.progressed {
             t = t.min(self.cycle);
         }
-        for l in &self.l1s {
+        let mut i = 0;
+        while let Some(k) = self.l1_on.next(i) {
+            let l = &self.l1s[k];
+            if l.is_idle() {
+                self.l1_on.clear(k);
+            } else {
+                t = t.min(l.next_wake());
+            }
+            i = k + 1;
+        }
+        let mut i = 0;
+        while let Some(k) = self.slice_on.next(i) {
+            let s = &self.slices[k];
+            if s.is_idle() {
+                self.slice_on.clear(k);
+            } else {
+                t = t.min(s.next_wake());
+            }
+            i = k + 1;
+        }
+        let mut i = 0;
+        while let Some(k) = self.ch_on.next(i) {
+            let ch = &self.channels[k];
+            if ch.is_idle() {
+                self.ch_on.clear(k);
+            } else {
+                t = t.min(ch.next_wake());
+            }
+            i = k + 1;
+        }
+        self.wake = (t != u64::MAX).then_some(t.max(self.cycle));
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            self.wake,
+            self.wake_by_scan(),
+            "the active sets miss a component"
+        );
+    }
+
+    /// `next_wake` by visiting every component (the check of the active sets).
+    #[cfg(debug_assertions)]
+    fn wake_by_scan(&self) -> Option<u64> {
+        let mut t = self
+            .pending
+            .iter()
+            .map(|(_, c)| c.at)
+            .min()
+            .unwrap_or(u64::MAX);
+        if self.progressed {
+            t = t.min(self.cycle);
+        }
+        for (k, l) in self.l1s.iter().enumerate() {
+            assert!(l.is_idle() || self.l1_on.next_in(k, k + 1).is_some());
             t = t.min(l.next_wake());
         }
-        for s in &self.slices {
+        for (k, s) in self.slices.iter().enumerate() {
+            assert!(s.is_idle() || self.slice_on.next_in(k, k + 1).is_some());
             t = t.min(s.next_wake());
         }
-        for ch in &self.channels {
+        for (k, ch) in self.channels.iter().enumerate() {
+            assert!(ch.is_idle() || self.ch_on.next_in(k, k + 1).is_some());
             t = t.min(ch.next_wake());
         }
         (t != u64::MAX).then_some(t.max(self.cycle))
@@ -360,23 +460,32 @@ impl MemorySystem {
 
     // ---- the cycle ----------------------------------------------------------------------
 
-    /// Queue lengths held since the last processed cycle, weighted by the cycles they held.
+    /// Queue lengths held since the last processed cycle, weighted by the cycles they held
+    /// (components outside the active sets hold nothing).
     fn sample(&mut self, c: u64) {
         let cycles = c.saturating_sub(self.stats.cycles);
         self.stats.cycles = self.stats.cycles.max(c);
         let s = &mut self.stats;
-        for l in &self.l1s {
+        let mut i = 0;
+        while let Some(k) = self.l1_on.next(i) {
+            let l = &self.l1s[k];
             s.l1_queue.add(l.occupancy(), cycles);
             s.sm_links.add(l.link.len(), cycles);
             s.blocked.add(l.blocked.len(), cycles);
+            i = k + 1;
         }
-        for sl in &self.slices {
+        let mut i = 0;
+        while let Some(k) = self.slice_on.next(i) {
+            let sl = &self.slices[k];
             s.slice_queue.add(sl.input.len(), cycles);
             s.slice_links.add(sl.link.len(), cycles);
             s.blocked.add(sl.blocked.len(), cycles);
+            i = k + 1;
         }
-        for ch in &self.channels {
-            s.dram_links.add(ch.link.len(), cycles);
+        let mut i = 0;
+        while let Some(k) = self.ch_on.next(i) {
+            s.dram_links.add(self.channels[k].link.len(), cycles);
+            i = k + 1;
         }
     }
 
@@ -384,16 +493,22 @@ impl MemorySystem {
         self.progressed = false;
         loop {
             self.again = false;
-            for ch in 0..self.channels.len() {
+            let mut i = 0;
+            while let Some(ch) = self.ch_on.next(i) {
                 self.channel_cycle(ch, c, env)?;
+                i = ch + 1;
             }
             self.deliver_to_slices(c, env);
-            for s in 0..self.slices.len() {
+            let mut i = 0;
+            while let Some(s) = self.slice_on.next(i) {
                 self.slice_cycle(s, c, env)?;
+                i = s + 1;
             }
             self.deliver_to_sms(c, env)?;
-            for sm in 0..self.l1s.len() {
+            let mut i = 0;
+            while let Some(sm) = self.l1_on.next(i) {
                 self.l1_cycle(sm, c, env)?;
+                i = sm + 1;
             }
             while self.progressed {
                 self.progressed = false;
@@ -409,7 +524,9 @@ impl MemorySystem {
     /// Retry every blocked operation once, in the order they blocked (L1s by SM, then
     /// slices); sets `progressed` if one proceeded.
     fn retry_blocked(&mut self, c: u64, env: &mut Env) -> Result<(), MemFault> {
-        for sm in 0..self.l1s.len() {
+        let mut next = 0;
+        while let Some(sm) = self.l1_on.next(next) {
+            next = sm + 1;
             let mut i = 0;
             while i < self.l1s[sm].blocked.len() {
                 let id = self.l1s[sm].blocked[i];
@@ -422,7 +539,9 @@ impl MemorySystem {
                 }
             }
         }
-        for s in 0..self.slices.len() {
+        let mut next = 0;
+        while let Some(s) = self.slice_on.next(next) {
+            next = s + 1;
             let mut i = 0;
             while i < self.slices[s].blocked.len() {
                 let id = self.slices[s].blocked[i];
@@ -439,19 +558,36 @@ impl MemorySystem {
         Ok(())
     }
 
-    /// Completions due by `now`, in order (SM, cycle, tag, submission), appended to `out`.
-    fn hand_over(&mut self, now: u64, out: &mut Vec<MemCompletion>) {
-        if self.pending.iter().all(|(_, c)| c.at > now) {
-            return;
+    /// Completions due by `now`, in order (SM, cycle, tag, submission), appended to `out`;
+    /// whether there were any. (The order of those left in `pending` does not matter: the
+    /// key is unique.)
+    fn hand_over(&mut self, now: u64, out: &mut Vec<MemCompletion>) -> bool {
+        if self.pending_min > now {
+            return false;
         }
-        self.pending
-            .sort_unstable_by_key(|(seq, c)| (c.at > now, c.sm, c.at, c.tag, *seq));
-        let n = self.pending.partition_point(|(_, c)| c.at <= now);
-        out.extend(self.pending.drain(..n).map(|(_, c)| c));
+        let mut i = 0;
+        while i < self.pending.len() {
+            if self.pending[i].1.at <= now {
+                self.due.push(self.pending.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        self.due
+            .sort_unstable_by_key(|(seq, c)| (c.sm, c.at, c.tag, *seq));
+        out.extend(self.due.drain(..).map(|(_, c)| c));
+        self.pending_min = self
+            .pending
+            .iter()
+            .map(|(_, c)| c.at)
+            .min()
+            .unwrap_or(u64::MAX);
+        true
     }
 
     fn complete(&mut self, id: u32, at: u64) {
         let op = self.ops.remove(id);
+        self.pending_min = self.pending_min.min(at);
         self.pending.push((
             op.seq,
             MemCompletion {
@@ -494,14 +630,14 @@ impl MemorySystem {
                 if !runs_here {
                     break Next::Go(place);
                 }
-                let side = &mut env.sms[op.sm as usize];
+                let side = env.sms.side(op.sm as usize);
                 let mut ctx = Ctx {
                     sm: op.sm,
-                    mem: &mut *side.mem,
+                    mem: side.mem,
                     back: Some(&mut *back),
                     global: Some(&mut *env.global),
                     costs: *costs,
-                    counters: &mut *side.counters,
+                    counters: side.counters,
                 };
                 let mut tm = Timing::Components { now, traffic };
                 let stepped = step_timed(prog, &mut op.txn, &mut ctx, &mut op.st, &mut tm);
@@ -536,7 +672,7 @@ impl MemorySystem {
     fn send_traffic(&mut self, id: u32, now: u64, env: &mut Env) {
         let sm = self.ops.get(id).sm as usize;
         for k in 0..self.traffic.len() {
-            let counters = &mut *env.sms[sm].counters;
+            let counters = env.sms.side(sm).counters;
             match self.traffic[k] {
                 Traffic::L2 { read, write, .. } => {
                     let op = self.ops.get_mut(id);
@@ -553,6 +689,7 @@ impl MemorySystem {
                     count_dram(counters, bytes as u64, write);
                     self.back.channel_bytes[ch] += bytes as u64;
                     self.channels[ch].push(id as u64, addr, bytes, write, now);
+                    self.ch_on.set(ch);
                 }
                 Traffic::L1WriteBack { slice, bytes } => {
                     let b = HEADER + bytes as u64;
@@ -567,12 +704,14 @@ impl MemorySystem {
                         b,
                     );
                     self.again |= at <= now;
+                    self.l1_on.set(sm);
                 }
                 Traffic::L2WriteBack { addr, bytes } => {
                     count_dram(counters, bytes as u64, true);
                     let ch = locate(&self.map, addr).0;
                     let s = self.back.slice_of(addr);
                     self.write_back_seq += 1;
+                    self.slice_on.set(s);
                     self.slices[s].to_dram.push_back((
                         ch,
                         DramPacket::WriteBack {

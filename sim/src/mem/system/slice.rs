@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use super::channel::DramPacket;
 use super::link::{Link, Port};
-use super::{Env, Here, MemFault, MemorySystem, Next, HEADER};
+use super::{Env, Here, MemFault, MemorySystem, Next, Rotation, HEADER};
 use crate::config::Config;
 use crate::mem::dram_ctrl::locate;
 use crate::mem::program::Place;
@@ -75,6 +75,16 @@ impl SliceStage {
 
     pub fn has_room(&self) -> bool {
         self.input.len() < self.cap
+    }
+
+    /// Nothing queued, returning, blocked, leaving or on the link.
+    pub fn is_idle(&self) -> bool {
+        self.input.is_empty()
+            && self.returns.is_empty()
+            && self.blocked.is_empty()
+            && self.to_sm.is_empty()
+            && self.to_dram.is_empty()
+            && self.link.len() == 0
     }
 
     pub fn next_wake(&self) -> u64 {
@@ -142,6 +152,7 @@ impl MemorySystem {
 
     /// Where an operation goes after its steps at slice `s`.
     pub(super) fn slice_route(&mut self, s: usize, id: u32, next: Next, c: u64) {
+        self.slice_on.set(s);
         match next {
             Next::Blocked => self.slices[s].blocked.push(id),
             Next::Ended | Next::Go(Place::L1) => {
@@ -166,6 +177,7 @@ impl MemorySystem {
             }
             self.slices[s].to_dram.pop_front();
             let at = link.send(c, p, 0);
+            self.ch_on.set(ch as usize);
             self.again |= at <= c;
         }
         while let Some(&(at, id)) = self.slices[s].to_sm.front() {
@@ -175,7 +187,7 @@ impl MemorySystem {
             self.slices[s].to_sm.pop_front();
             let op = self.ops.get_mut(id);
             let bytes = HEADER + std::mem::take(&mut op.reply_bytes);
-            env.sms[op.sm as usize].counters.icnt_bytes += bytes;
+            env.sms.side(op.sm as usize).counters.icnt_bytes += bytes;
             let due = self.slices[s]
                 .link
                 .send(c, Reply { id, bytes, sent: c }, bytes);
@@ -189,9 +201,8 @@ impl MemorySystem {
     /// `LOOKAHEAD` packets of the link (virtual output queues), so packets for one slice stay
     /// in order.
     pub(super) fn deliver_to_slices(&mut self, c: u64, env: &mut Env) {
-        let n = self.l1s.len();
-        for k in 0..n {
-            let sm = (c as usize + k) % n;
+        let mut turn = Rotation::from(c as usize % self.l1s.len());
+        while let Some(sm) = turn.next(&self.l1_on) {
             let (mut i, mut seen, mut held) = (0, 0, false);
             while let Some(&p) = self.l1s[sm].link.get(i, c) {
                 if seen == super::LOOKAHEAD {
@@ -214,12 +225,15 @@ impl MemorySystem {
                     continue;
                 }
                 self.l1s[sm].link.take(i);
-                let counters = &mut *env.sms[sm].counters;
+                let counters = env.sms.side(sm).counters;
                 counters.icnt_queue_cycles += c - sent - self.lat.icnt.min(c - sent);
                 let sl = &mut self.slices[s];
                 sl.in_port.transfer(c, bytes);
                 match p {
-                    super::l1::Packet::Op { id, .. } => sl.input.push_back(id),
+                    super::l1::Packet::Op { id, .. } => {
+                        sl.input.push_back(id);
+                        self.slice_on.set(s);
+                    }
                     super::l1::Packet::WriteBack { bytes, .. } => {
                         // The dirty bytes are written at the slice: its bandwidth.
                         sl.bw.transfer(c, bytes as u64);

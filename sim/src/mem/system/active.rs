@@ -1,0 +1,140 @@
+//! The components of one kind that may have work: a bit set the cycle walks instead of every
+//! component. A bit is set whenever something is put into the component (a queue, a link,
+//! the blocked list, a DRAM request) and cleared only when the component is found empty
+//! (`MemorySystem::refresh_wake`), so the set always covers every component with work. A
+//! phase visits the set bits in its order (by index, or rotating from an index), reading the
+//! set afresh at each step: a component that gets work during the phase is visited if its
+//! turn is still ahead, as it was when the phase visited every component (an empty one is a
+//! no-op).
+
+pub(super) struct Active {
+    words: Vec<u64>,
+    n: usize,
+}
+
+impl Active {
+    pub fn new(n: usize) -> Active {
+        Active {
+            words: vec![0; n.div_ceil(64)],
+            n,
+        }
+    }
+
+    pub fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+
+    pub fn clear(&mut self, i: usize) {
+        self.words[i / 64] &= !(1 << (i % 64));
+    }
+
+    /// The first set index in `from..end`.
+    pub fn next_in(&self, from: usize, end: usize) -> Option<usize> {
+        let end = end.min(self.n);
+        if from >= end {
+            return None;
+        }
+        let mut w = from / 64;
+        let mut bits = self.words[w] & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                return (i < end).then_some(i);
+            }
+            w += 1;
+            if w * 64 >= end {
+                return None;
+            }
+            bits = self.words[w];
+        }
+    }
+
+    /// The first set index at or after `from`.
+    pub fn next(&self, from: usize) -> Option<usize> {
+        self.next_in(from, self.n)
+    }
+
+    pub fn len(&self) -> usize {
+        self.n
+    }
+}
+
+/// A walk over the set bits in the rotating order `start, start + 1, …, n − 1, 0, …,
+/// start − 1`, the set read afresh at each step (`Rotation::next`).
+pub(super) struct Rotation {
+    start: usize,
+    at: usize,
+    wrapped: bool,
+}
+
+impl Rotation {
+    pub fn from(start: usize) -> Rotation {
+        Rotation {
+            start,
+            at: start,
+            wrapped: false,
+        }
+    }
+
+    pub fn next(&mut self, set: &Active) -> Option<usize> {
+        if !self.wrapped {
+            if let Some(i) = set.next_in(self.at, set.len()) {
+                self.at = i + 1;
+                return Some(i);
+            }
+            self.wrapped = true;
+            self.at = 0;
+        }
+        let i = set.next_in(self.at, self.start)?;
+        self.at = i + 1;
+        Some(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(set: &Active) -> Vec<usize> {
+        let mut v = Vec::new();
+        let mut i = 0;
+        while let Some(k) = set.next(i) {
+            v.push(k);
+            i = k + 1;
+        }
+        v
+    }
+
+    #[test]
+    fn walks_set_bits_in_order_across_words() {
+        let mut a = Active::new(200);
+        for i in [0, 5, 63, 64, 130, 199] {
+            a.set(i);
+        }
+        a.clear(5);
+        assert_eq!(walk(&a), [0, 63, 64, 130, 199]);
+        assert_eq!(a.next_in(65, 130), None);
+        assert_eq!(a.next_in(65, 131), Some(130));
+    }
+
+    #[test]
+    fn rotation_wraps_once_and_sees_bits_set_ahead() {
+        let mut a = Active::new(70);
+        for i in [1, 3, 66, 69] {
+            a.set(i);
+        }
+        let mut r = Rotation::from(66);
+        let mut seen = vec![r.next(&a).unwrap()];
+        // Set during the walk: 68 (ahead) is visited; once 69 is, 67 (behind) is not and 2
+        // (ahead, after the wrap) is.
+        a.set(68);
+        while let Some(i) = r.next(&a) {
+            seen.push(i);
+            if i == 69 {
+                a.set(67);
+                a.set(2);
+            }
+        }
+        assert_eq!(seen, [66, 68, 69, 1, 2, 3]);
+    }
+}
