@@ -350,8 +350,9 @@ fn idle_latencies_are_the_configured_ones_on_every_config() {
 /// Little's law, 15 × 32 lines per ~500 cycles; docs/memory.md tables both.) hopper-h100's
 /// DRAM stream is held to 10 %: with HBM3's tRCD and tRP of ~14 ns (29 core cycles each,
 /// `mem::dram_ctrl` sources) the compute-at-issue DRAM model serves the streams' row switches
-/// first come, first served and reaches 90.8 % — the FR-FCFS controller of the component
-/// memory system (issue 12, not yet driving the simulation) is what should batch them.
+/// first come, first served and reaches 90.8 %. (The component memory system, `memory_engine:
+/// components`, schedules them with FR-FCFS; its streams, still below target, are tabled in
+/// docs/memory.md.)
 #[test]
 fn streams_reach_the_configured_bandwidth() {
     measure("streams", |b, report| {
@@ -452,7 +453,8 @@ fn row_locality_follows_the_dram_mapping() {
 }
 
 /// The mixed read/write streams keep DRAM within 5 % of its configured bandwidth on tiny and
-/// volta-v100 (no read/write turnaround or refresh is modelled yet), with their writes
+/// volta-v100 (the issue-time model has no read/write turnaround or refresh; the component
+/// memory system does: `component_mixed_streams_show_refresh_and_turnaround`), with their writes
 /// reaching DRAM as L2 write-backs: half the bytes of the copy.
 #[test]
 fn mixed_streams_keep_the_dram_busy() {
