@@ -51,11 +51,16 @@ pub fn precheck(text: &str) -> Result<(), YamlError> {
 /// serde_norway's messages start with the path of the value they concern (`launches[0]:
 /// invalid type ...`); `serde_path_to_error` gives the same path. Keep it once.
 pub fn without_path(path: &str, message: &str) -> String {
-    message
+    let m = message
         .strip_prefix(path)
         .and_then(|m| m.strip_prefix(": "))
-        .unwrap_or(message)
-        .to_string()
+        .unwrap_or(message);
+    // serde_norway's wording for a number or an empty value where a named choice belongs
+    // (`--set sm.scheduler=3`) names its own internals; say what the user must write.
+    m.replace(
+        "expected a Value::Tagged enum",
+        "expected one of the key's named choices, written as a word (a wrong word lists them)",
+    )
 }
 
 /// The flow nesting (`[`, `{`) of `text` must stay within `MAX_DEPTH`; block nesting costs
@@ -148,6 +153,20 @@ fn opens_block_scalar(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A number where a named choice belongs gets a message in the user's terms, on any key
+    /// of that kind (the shared config path, not one key).
+    #[test]
+    fn a_number_for_a_named_choice_says_what_to_write() {
+        for key in ["sm.scheduler", "memory_engine", "debug.step_order"] {
+            let sets = [(key.to_string(), "3".to_string())];
+            let e = crate::config::Config::from_yaml("tiny", crate::config::TINY_YAML, &sets)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("named choices, written as a word"), "{key}: {e}");
+            assert!(!e.contains("Value::Tagged"), "{key}: {e}");
+        }
+    }
 
     #[test]
     fn depth_is_bounded_cheaply() {
