@@ -5,9 +5,10 @@
 //! per L1 line, one per lane of a global atomic) but does not write the destination registers:
 //! it records, per lane and register, where the value will come from (`RegSrc`). The SM keeps
 //! the record (`InFlight`) with the destination registers held by the scoreboard, and when the
-//! last operation has completed writes the registers and releases them. Whoever runs the
-//! operations — the memory programs at issue (`mem::hierarchy::run`) or the memory system's
-//! components — only reports completions (`Completion`); this module never decides when.
+//! last operation has completed writes the registers and releases them. Used under
+//! `memory_engine: components`: the memory system (`mem::system`) runs the operations and
+//! reports their completions; this module never decides when. (Under `issue` the programs run
+//! at issue and write the registers then.)
 //!
 //! Invariants: an entry lives from issue to the completion of its last operation; the
 //! register slots it writes are absolute (a call or return in between cannot redirect them);
@@ -17,8 +18,6 @@ use super::program::Program;
 use super::warp::Warp;
 use crate::mem::hierarchy::{OpProgram, Txn};
 use crate::mem::load_le;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Where one lane's register value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,9 +211,6 @@ pub struct PendingMemory {
     /// Scratch filled by the instruction executing now.
     pub issuing: Issuing,
     inflight: InFlight,
-    /// Instructions whose completion time is known (their programs ran at issue):
-    /// (cycle the destinations are ready, serial, entry), earliest first.
-    due: BinaryHeap<Reverse<(u64, u64, usize)>>,
     serial: u64,
     /// Entries held since the operations were last handed to the memory system.
     to_submit: Vec<usize>,
@@ -224,59 +220,6 @@ pub struct PendingMemory {
 const IN_FLIGHT: u64 = u64::MAX;
 
 impl PendingMemory {
-    /// Hold `writes` (the issuing instruction's destinations in the current frame) of warp
-    /// `w` in slot `slot` until the instruction completes, which its programs say is at
-    /// `ready_at`; the deferred register writes move from `issuing` into the entry.
-    pub fn hold(&mut self, w: &mut Warp, writes: &[u32], slot: usize, long: bool, ready_at: u64) {
-        let mut p = self.inflight.blank();
-        p.slot = slot;
-        let base = w.frame().reg_base;
-        p.held.extend(writes.iter().map(|r| base + r));
-        p.long = long;
-        std::mem::swap(&mut p.regs, &mut self.issuing.regs);
-        std::mem::swap(&mut p.ops, &mut self.issuing.ops);
-        p.values_written = self.issuing.values_written;
-        self.serial += 1;
-        p.serial = self.serial;
-        let serial = p.serial;
-        // The scoreboard knows the time already (the stall accounting tells a wait on a
-        // long-latency result by the latest ready time); the values come when it is due.
-        w.set_ready(writes, ready_at, long);
-        let e = self.inflight.insert(p);
-        self.due.push(Reverse((ready_at, serial, e)));
-    }
-
-    /// Whether an instruction's completion time is known (`hold`), so `complete_due` has work.
-    #[inline]
-    pub fn has_due(&self) -> bool {
-        !self.due.is_empty()
-    }
-
-    /// The earliest cycle an instruction held here completes.
-    pub fn next_due(&self) -> Option<u64> {
-        self.due.peek().map(|Reverse((t, _, _))| *t)
-    }
-
-    /// Complete every instruction due by `cycle`: its lanes' registers are written and its
-    /// destinations become ready at its due cycle.
-    pub fn complete_due(&mut self, cycle: u64, warps: &mut [Option<Warp>], prog: &Program) {
-        while let Some(&Reverse((at, serial, e))) = self.due.peek() {
-            if at > cycle {
-                break;
-            }
-            self.due.pop();
-            // An entry forgotten with its warp's CTA (and its id reused) is skipped.
-            if self.inflight.get_mut(e).is_none_or(|p| p.serial != serial) {
-                continue;
-            }
-            let p = self.inflight.finish(e);
-            if let Some(w) = warps[p.slot].as_mut() {
-                write_back(w, &p, at, prog);
-            }
-            self.inflight.recycle(p);
-        }
-    }
-
     /// Drop the entries of warp `slot` (its CTA retired: nothing will read its registers).
     pub fn forget_warp(&mut self, slot: usize) {
         self.inflight.forget_warp(slot);

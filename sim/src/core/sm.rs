@@ -201,9 +201,6 @@ impl Sm {
             spin_suspect: false,
         };
         self.order = 0;
-        if self.pending.has_due() {
-            self.pending.complete_due(cycle, &mut self.warps, sh.prog);
-        }
         if !self.arrived.is_empty() {
             self.apply_arrivals(sh, epoch);
         }
@@ -217,9 +214,6 @@ impl Sm {
         self.land_bulk(cycle, epoch, sh.prog, one_way);
         if let Some(t) = self.next_landing() {
             res.next_ready = Some(t);
-        }
-        if let Some(t) = self.pending.next_due() {
-            res.next_ready = Some(res.next_ready.map_or(t, |n| n.min(t)));
         }
         let n_parts = self.parts.len();
         let mut picks = 0;

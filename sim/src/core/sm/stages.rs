@@ -504,11 +504,6 @@ fn write_back(
             t.extra,
             t.is_load,
         );
-    } else if !ctx.pending.issuing.regs.is_empty() {
-        // Device memory in flight: the destinations wait for its completion (`core::pending`).
-        let ready_at = cycle + lat.max(1);
-        ctx.pending
-            .hold(w, deps.writes(pc), slot, class.is_long(), ready_at);
     } else if !matches!(ex.flow, Flow::CollectiveWait { .. }) {
         // (A collective that waits for its members writes nothing yet.)
         w.set_ready(deps.writes(pc), cycle + lat.max(1), class.is_long());
