@@ -302,11 +302,15 @@ fn traces_on_the_component_memory_system() {
         };
         let (a, b) = (
             run(&[]),
-            run(&[("debug.step_order", "shuffled"), ("debug.step_seed", "3")]),
+            run(&[
+                ("debug.step_order", "shuffled"),
+                ("debug.step_seed", "3"),
+                ("debug.retry_blocked", "every"),
+            ]),
         );
         if a != b {
             fails.push(format!(
-                "{}: shuffled differs from ascending:\n  {}\n  vs\n  {}",
+                "{}: shuffled order retrying every blocked operation differs from ascending retrying those whose wait changed:\n  {}\n  vs\n  {}",
                 m.display(),
                 first_difference(&a, &b),
                 first_difference(&b, &a)

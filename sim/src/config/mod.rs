@@ -81,6 +81,22 @@ pub struct DebugConfig {
     /// Seed of the `shuffled` order (a new permutation every cycle).
     #[serde(default)]
     pub step_seed: u64,
+    /// Which blocked memory operations the component memory system retries after another
+    /// one progressed. Results must not depend on it: a blocked operation whose wait has not
+    /// changed would block again, having changed nothing (`hierarchy::Wait`).
+    #[serde(default)]
+    pub retry_blocked: RetryBlocked,
+}
+
+/// `debug.retry_blocked`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryBlocked {
+    /// Those whose wait changed since they blocked (`mem::system`).
+    #[default]
+    Changed,
+    /// Every one (the check of `changed`; slower).
+    Every,
 }
 
 /// `debug.step_order`.

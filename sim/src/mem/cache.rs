@@ -146,6 +146,9 @@ pub struct Cache {
     lines: Vec<Line>,
     data: Vec<u8>,
     repl: Box<dyn Replacement>,
+    /// Mutable accesses to lines so far, in all and per set (`changes`, `set_changes`).
+    changes: u64,
+    set_changes: Vec<u64>,
 }
 
 impl Cache {
@@ -166,6 +169,8 @@ impl Cache {
             lines: vec![UNUSED; n],
             data: vec![0; n * g.line_bytes as usize],
             repl: replacement(&g.replacement, n)?,
+            changes: 0,
+            set_changes: vec![0; sets as usize],
         })
     }
 
@@ -256,6 +261,7 @@ impl Cache {
 
     /// Make way `i` hold line `line_addr`, empty (the caller has written back what it held).
     pub fn install(&mut self, i: usize, line_addr: u64) {
+        self.changed(i);
         self.lines[i] = Line {
             tag: line_addr,
             ..UNUSED
@@ -265,6 +271,7 @@ impl Cache {
 
     /// Drop way `i`'s line, dirty bytes included.
     pub fn invalidate(&mut self, i: usize) {
+        self.changed(i);
         self.lines[i] = UNUSED;
     }
 
@@ -278,7 +285,25 @@ impl Cache {
     }
 
     pub fn line_mut(&mut self, i: usize) -> &mut Line {
+        self.changed(i);
         &mut self.lines[i]
+    }
+
+    /// How many times a line's state may have changed (installed, invalidated, lent
+    /// mutably): an operation blocked on this cache's lines can only proceed once it has
+    /// moved. Data bytes and the replacement order do not count: no operation waits on them.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// `changes` of the set that holds (or would hold) line `line_addr`.
+    pub fn set_changes(&self, line_addr: u64) -> u64 {
+        self.set_changes[self.first_of(line_addr) / self.ways]
+    }
+
+    fn changed(&mut self, i: usize) {
+        self.changes += 1;
+        self.set_changes[i / self.ways] += 1;
     }
 
     /// Way `i`'s data bytes.

@@ -154,6 +154,14 @@ struct Chunk {
 }
 
 impl Chunk {
+    /// Waiting on this chunk's L2 set.
+    fn l2_set(&self) -> Wait {
+        Wait::L2Set {
+            slice: self.slice as u32,
+            line: self.l2line,
+        }
+    }
+
     fn ones(&self) -> Mask {
         if self.len >= 128 {
             Mask::MAX
@@ -220,6 +228,8 @@ pub struct OpState {
     counted: [bool; 2],
     /// `isCachedL1` waited for another operation's fill (component mode).
     waited: bool,
+    /// What the operation waits on since its last block.
+    wait: Wait,
 }
 
 impl OpState {
@@ -243,12 +253,18 @@ impl OpState {
             released: None,
             counted: [false; 2],
             waited: false,
+            wait: Wait::Nothing,
         }
     }
 
     /// The program counter of the next step (or of the micro step it blocked at).
     pub fn pc(&self) -> u16 {
         self.pc
+    }
+
+    /// What the operation waited on when it last blocked.
+    pub fn wait(&self) -> Wait {
+        self.wait
     }
 
     /// The cycle the operation's last step ended at.
@@ -277,10 +293,31 @@ pub enum Stepped {
     Ended(Done),
 }
 
-/// Why a micro step stopped: ⊥, or it must wait for another operation (`Stepped::Blocked`).
+/// Why a micro step stopped: ⊥, or it must wait for another operation (`Stepped::Blocked`)
+/// to change what the `Wait` names.
 enum Stop {
     Bottom(ProgramError),
-    Block,
+    Block(Wait),
+}
+
+/// The state a blocked operation waits on. Whether a micro step blocks depends on that state
+/// alone (never on the cycle), so while it is unchanged a retry would block again, having
+/// changed nothing: the component system retries an operation only once it has moved
+/// (`Cache::set_changes`, `SmMemory::resource_changes`, `Backend::slice_changes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wait {
+    /// Not blocked.
+    #[default]
+    Nothing,
+    /// The lines of the L1 set of the operation's line (reserved, pinned, being filled).
+    L1Set,
+    /// The SM's MSHRs or shared-memory bank locks.
+    SmResources,
+    /// The lines of the set of L2 line `line` in slice `slice`.
+    L2Set { slice: u32, line: u64 },
+    /// The L1 set of the operation's line or any L2 slice (the set's victim's write-back
+    /// found no room in L2).
+    L1SetOrAnySlice,
 }
 
 impl From<ProgramError> for Stop {
@@ -380,7 +417,8 @@ impl Run<'_, '_, '_> {
     /// evaluated anew (`Stepped::Waiting`; so program 4.2's `if (!isCachedL1) { reserveL1 ..`
     /// never reserves a line another operation filled meanwhile). One that has changed
     /// something resumes at that micro step, as the formal engine retries it.
-    fn block(&mut self, pc: usize) -> Stepped {
+    fn block(&mut self, pc: usize, wait: Wait) -> Stepped {
+        self.s.wait = wait;
         if self.s.step_effect {
             self.s.pc = pc as u16;
             Stepped::Blocked
@@ -399,13 +437,13 @@ impl Run<'_, '_, '_> {
             match &code[pc] {
                 Instr::Op(op) => match self.op(*op) {
                     Ok(()) => pc += 1,
-                    Err(Stop::Block) => return Ok(self.block(pc)),
+                    Err(Stop::Block(w)) => return Ok(self.block(pc, w)),
                     Err(Stop::Bottom(e)) => return Err(e),
                 },
                 Instr::JumpUnless(b, target) => match self.cond(b) {
                     Ok(true) => pc += 1,
                     Ok(false) => pc = *target as usize,
-                    Err(Stop::Block) => return Ok(self.block(pc)),
+                    Err(Stop::Block(w)) => return Ok(self.block(pc, w)),
                     Err(Stop::Bottom(e)) => return Err(e),
                 },
                 Instr::Jump(target) => pc = *target as usize,
@@ -603,7 +641,7 @@ impl Run<'_, '_, '_> {
             } else {
                 self.s.l1_reserved = false;
                 if let Some(m) = self.s.mshr.take() {
-                    self.ctx.mem.mshr_free[m] = end;
+                    self.ctx.mem.set_mshr(m, end);
                 }
             }
         }
@@ -758,7 +796,7 @@ impl Run<'_, '_, '_> {
             // for that fill before deciding (the step has not acted yet: it is retried
             // whole), then read the bytes it brought (an MSHR merge) or miss on the others.
             self.s.waited = true;
-            return Err(Stop::Block);
+            return Err(Stop::Block(Wait::L1Set));
         }
         if std::mem::take(&mut self.s.waited) && valid & want == want {
             self.ctx.counters.mshr_merges += 1;
@@ -789,7 +827,7 @@ impl Run<'_, '_, '_> {
             });
             if pending && valid & w != w && self.tm.components() {
                 // As `cached_l1`: wait for the reserving operation's sectors, then decide.
-                return Err(Stop::Block);
+                return Err(Stop::Block(c.l2_set()));
             }
             if count {
                 self.ctx.counters.l2_hits += s.sector_count(valid & w);
@@ -820,7 +858,14 @@ impl Run<'_, '_, '_> {
                 self.tm,
             ) {
                 Ok(i) => return Ok(i),
-                Err(PENDING) => return Err(Stop::Block),
+                Err(PENDING) => {
+                    // The set all in flight, or its victim's write-back blocked in L2.
+                    let wait = match ctx.mem.l1.slot_for(self.txn.line, now) {
+                        Slot::Busy(_) => Wait::L1Set,
+                        _ => Wait::L1SetOrAnySlice,
+                    };
+                    return Err(Stop::Block(wait));
+                }
                 Err(at) => {
                     ctx.counters.l1_reservation_fails += 1;
                     self.wait_until(at.max(now + 1));
@@ -834,7 +879,7 @@ impl Run<'_, '_, '_> {
             return Err(stuck("`reserveL1` of a line already in L1"));
         }
         if self.ctx.mem.mshr_free.iter().all(|&f| f == PENDING) {
-            return Err(Stop::Block);
+            return Err(Stop::Block(Wait::SmResources));
         }
         self.touch(Place::L1);
         let i = self.l1_way()?;
@@ -853,7 +898,7 @@ impl Run<'_, '_, '_> {
             self.wait_until(free);
         }
         let mem = &mut *self.ctx.mem;
-        mem.mshr_free[m] = PENDING;
+        mem.set_mshr(m, PENDING);
         self.s.mshr = Some(m);
         mem.l1.line_mut(i).ready = PENDING;
         self.s.l1_fill = true;
@@ -874,7 +919,7 @@ impl Run<'_, '_, '_> {
         let want = self.want_l1();
         let l = *self.ctx.mem.l1.line(i);
         if l.valid & want != want && l.ready == PENDING && !self.s.l1_reserved {
-            return Err(self.wait_to_read(false, 0, i));
+            return Err(self.wait_to_read(None, i));
         }
         self.unpin();
         if l.valid & want != want {
@@ -895,12 +940,14 @@ impl Run<'_, '_, '_> {
 
     /// Block on a line another operation reserved and has not filled: pin it (once), so that
     /// nobody evicts it before this operation has read it.
-    fn wait_to_read(&mut self, l2: bool, slice: usize, i: usize) -> Stop {
+    fn wait_to_read(&mut self, l2: Option<&Chunk>, i: usize) -> Stop {
+        let (slice, wait) = l2.map_or((0, Wait::L1Set), |c| (c.slice, c.l2_set()));
+        let l2 = l2.is_some();
         if self.s.pin.is_none() {
             self.s.pin = Some((l2, slice, i));
             self.pinned_line(l2, slice, i).pins += 1;
         }
-        Stop::Block
+        Stop::Block(wait)
     }
 
     fn unpin(&mut self) {
@@ -957,7 +1004,7 @@ impl Run<'_, '_, '_> {
         };
         let ready = self.ctx.mem.l1.line(i).ready;
         if (ready == PENDING && !self.s.l1_reserved) || self.ctx.mem.l1.line(i).pins > 0 {
-            return Err(Stop::Block);
+            return Err(Stop::Block(Wait::L1Set));
         }
         if ready == PENDING {
             return Err(stuck(
@@ -982,7 +1029,7 @@ impl Run<'_, '_, '_> {
                     self.tm,
                 ) {
                     Ok(()) => break,
-                    Err(PENDING) => return Err(Stop::Block),
+                    Err(PENDING) => return Err(Stop::Block(Wait::L1SetOrAnySlice)),
                     Err(at) => self.wait_until(at.max(now + 1)),
                 }
             }
@@ -1034,7 +1081,7 @@ impl Run<'_, '_, '_> {
                 self.tm,
             ) {
                 Ok(i) => return Ok(i),
-                Err(PENDING) => return Err(Stop::Block),
+                Err(PENDING) => return Err(Stop::Block(c.l2_set())),
                 Err(at) => {
                     ctx.counters.l2_reservation_fails += 1;
                     self.wait_until(at.max(now + 1));
@@ -1076,7 +1123,7 @@ impl Run<'_, '_, '_> {
             };
             let l = *s.line(i);
             if l.valid & w != w && l.ready == PENDING && !self.s.l2_reserved {
-                return Err(self.wait_to_read(true, c.slice, i));
+                return Err(self.wait_to_read(Some(c), i));
             }
             if l.valid & w != w {
                 return Err(stuck(
@@ -1171,7 +1218,7 @@ impl Run<'_, '_, '_> {
             let line = *back!(self.ctx).slices[c.slice].line(i);
             let ready = line.ready;
             if (ready == PENDING && !self.s.l2_reserved) || line.pins > 0 {
-                return Err(Stop::Block);
+                return Err(Stop::Block(c.l2_set()));
             }
             if ready == PENDING {
                 return Err(stuck(
@@ -1290,7 +1337,7 @@ impl Run<'_, '_, '_> {
             .unwrap_or(0);
         if until == PENDING {
             // Another atomic holds one of the banks until its `unlock` step ends.
-            return Err(Stop::Block);
+            return Err(Stop::Block(Wait::SmResources));
         }
         self.wait_until(until);
         self.set_banks(PENDING);
@@ -1307,13 +1354,7 @@ impl Run<'_, '_, '_> {
     }
 
     fn set_banks(&mut self, at: u64) {
-        let banks = self.txn.banks;
-        let free = &mut self.ctx.mem.bank_free;
-        for (b, f) in free.iter_mut().enumerate() {
-            if banks >> b & 1 == 1 {
-                *f = at;
-            }
-        }
+        self.ctx.mem.set_banks(self.txn.banks, at);
     }
 
     /// The formal model's stuck states at `end`: pins nobody will release.

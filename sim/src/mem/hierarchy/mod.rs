@@ -17,7 +17,9 @@
 mod exec;
 mod txn;
 
-pub use exec::{run, step, step_timed, Ctx, Done, OpState, ProgramError, Stepped, Timing, Traffic};
+pub use exec::{
+    run, step, step_timed, Ctx, Done, OpState, ProgramError, Stepped, Timing, Traffic, Wait,
+};
 pub use txn::{AtomicArgs, Target, Txn};
 
 use crate::config::Config;
@@ -75,6 +77,8 @@ pub struct SmMemory {
     bank_free: Vec<u64>,
     /// The cycle from which the SM's TMA engine can issue its next line request.
     pub tma_free: u64,
+    /// Changes to the MSHRs and bank locks (`changes`).
+    resource_changes: u64,
 }
 
 impl SmMemory {
@@ -84,7 +88,29 @@ impl SmMemory {
             mshr_free: vec![0; cfg.l1.mshrs.max(1) as usize],
             bank_free: vec![0; cfg.sm.shared_banks.max(1) as usize],
             tma_free: 0,
+            resource_changes: 0,
         }
+    }
+
+    /// A count that moves whenever the MSHRs or the bank locks may have changed (an
+    /// operation blocked on them waits for it to move; `Cache::set_changes` for lines).
+    pub fn resource_changes(&self) -> u64 {
+        self.resource_changes
+    }
+
+    /// Lock (`PENDING`) or free at `at` the shared-memory banks in the mask `banks`.
+    fn set_banks(&mut self, banks: crate::mem::cache::Mask, at: u64) {
+        self.resource_changes += 1;
+        for (b, f) in self.bank_free.iter_mut().enumerate() {
+            if banks >> b & 1 == 1 {
+                *f = at;
+            }
+        }
+    }
+
+    fn set_mshr(&mut self, m: usize, free: u64) {
+        self.resource_changes += 1;
+        self.mshr_free[m] = free;
     }
 }
 
@@ -138,6 +164,11 @@ impl Backend {
                 s.line_mut(i).ready = 0;
             }
         }
+    }
+
+    /// `Cache::changes` summed over the slices: moves when any slice's lines may have.
+    pub fn slice_changes(&self) -> u64 {
+        self.slices.iter().map(Cache::changes).sum()
     }
 
     /// The slice holding the L2 line of `addr`.

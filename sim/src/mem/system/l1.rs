@@ -11,10 +11,11 @@
 
 use std::collections::VecDeque;
 
+use super::blocked::Blocked;
 use super::link::{Link, Port};
 use super::{Env, Here, MemFault, MemorySystem, Next, Rotation, HEADER};
 use crate::config::Config;
-use crate::mem::hierarchy::Target;
+use crate::mem::hierarchy::{Target, Wait};
 use crate::mem::program::{OpExp, Place};
 
 /// A message on an SM's link to the slices.
@@ -29,8 +30,8 @@ pub(super) enum Packet {
 pub(super) struct L1Stage {
     /// Operations submitted and not yet taken: (cycle submitted, id).
     pub queue: VecDeque<(u64, u32)>,
-    /// Operations blocked in the L1, in the order they blocked.
-    pub blocked: Vec<u32>,
+    /// Operations blocked in the L1.
+    pub blocked: Blocked,
     /// Blocked operations still holding a request-queue entry.
     pub held: usize,
     /// Operations leaving for L2: (cycle their L1 latency is over, id).
@@ -47,7 +48,7 @@ impl L1Stage {
         let port = cfg.interconnect.port_bytes_per_cycle as u64;
         L1Stage {
             queue: VecDeque::with_capacity(cfg.l1.request_queue as usize),
-            blocked: Vec::new(),
+            blocked: Blocked::new(),
             held: 0,
             out: VecDeque::new(),
             link: Link::new(
@@ -139,7 +140,8 @@ impl MemorySystem {
                 op.held = true;
                 self.l1s[sm].held += 1;
             }
-            self.l1s[sm].blocked.push(id);
+            let any_slice = op.st.wait() == Wait::L1SetOrAnySlice;
+            self.l1s[sm].blocked.push(id, any_slice);
             return;
         }
         if op.held {

@@ -43,6 +43,7 @@
 //! instantaneous (the formal `wb_L1`/`wb_L2` are atomic), their traffic travels.
 
 mod active;
+mod blocked;
 mod channel;
 mod l1;
 mod link;
@@ -56,7 +57,7 @@ use crate::config::Config;
 use crate::mem::dram_ctrl::{locate, AddressMap, DramDone};
 use crate::mem::hierarchy::{
     step_timed, Backend, Costs, Ctx, OpProgram, OpState, ProgramError, ProgramTable, SmMemory,
-    Stepped, Target, Timing, Traffic, Txn,
+    Stepped, Target, Timing, Traffic, Txn, Wait,
 };
 use crate::mem::program::Place;
 use crate::mem::GlobalMemory;
@@ -196,6 +197,8 @@ pub struct MemorySystem {
     write_back_seq: u64,
     /// Completions not yet handed over (their `at` may be ahead), with their submission order.
     pending: Vec<(u64, MemCompletion)>,
+    /// `debug.retry_blocked: every`.
+    retry_every: bool,
     /// Scratch buffers, reused.
     traffic: Vec<Traffic>,
     due: Vec<(u64, MemCompletion)>,
@@ -255,6 +258,7 @@ impl MemorySystem {
             seq: 0,
             write_back_seq: 0,
             pending: Vec::new(),
+            retry_every: cfg.debug.retry_blocked == crate::config::RetryBlocked::Every,
             traffic: Vec::new(),
             due: Vec::new(),
             done: Vec::new(),
@@ -316,6 +320,7 @@ impl MemorySystem {
             slice,
             reply_bytes: 0,
             dram_wait: 0,
+            seen: 0,
         });
         let sm = req.sm as usize;
         self.l1s[sm].queue.push_back((now + ISSUE_TO_L1, id));
@@ -522,35 +527,60 @@ impl MemorySystem {
     }
 
     /// Retry every blocked operation once, in the order they blocked (L1s by SM, then
-    /// slices); sets `progressed` if one proceeded.
+    /// slices), skipping those whose wait has not changed (a retry would block again, having
+    /// changed nothing); sets `progressed` if one proceeded.
     fn retry_blocked(&mut self, c: u64, env: &mut Env) -> Result<(), MemFault> {
+        let l2 = self.back.slice_changes();
         let mut next = 0;
         while let Some(sm) = self.l1_on.next(next) {
             next = sm + 1;
+            let stamp = {
+                let m = &*env.sms.side(sm).mem;
+                let l1 = m.l1.changes() + m.resource_changes();
+                l1 + if self.l1s[sm].blocked.any_slice {
+                    l2
+                } else {
+                    0
+                }
+            };
+            if !self.l1s[sm].blocked.needs_scan(stamp) && !self.retry_every {
+                continue;
+            }
+            let mut any_slice = false;
             let mut i = 0;
             while i < self.l1s[sm].blocked.len() {
-                let id = self.l1s[sm].blocked[i];
-                let next = self.run_at(id, Here::L1, c, env)?;
-                if next == Next::Blocked {
-                    i += 1;
-                } else {
-                    self.l1s[sm].blocked.remove(i);
-                    self.l1_route(id, next, c);
+                let id = self.l1s[sm].blocked.ids[i];
+                if self.may_proceed(id, env) {
+                    let next = self.run_at(id, Here::L1, c, env)?;
+                    if next != Next::Blocked {
+                        self.l1s[sm].blocked.ids.remove(i);
+                        self.l1_route(id, next, c);
+                        continue;
+                    }
                 }
+                any_slice |= self.ops.get(id).st.wait() == Wait::L1SetOrAnySlice;
+                i += 1;
             }
+            self.l1s[sm].blocked.any_slice = any_slice;
         }
         let mut next = 0;
         while let Some(s) = self.slice_on.next(next) {
             next = s + 1;
-            let mut i = 0;
-            while i < self.slices[s].blocked.len() {
-                let id = self.slices[s].blocked[i];
-                let next = self.run_at(id, Here::Slice, c, env)?;
-                if next == Next::Blocked {
-                    i += 1;
-                } else {
-                    self.slices[s].blocked.remove(i);
-                    self.slice_route(s, id, next, c);
+            if self.slices[s].blocked.needs_scan(l2) || self.retry_every {
+                let mut i = 0;
+                while i < self.slices[s].blocked.len() {
+                    let id = self.slices[s].blocked.ids[i];
+                    if !self.may_proceed(id, env) {
+                        i += 1;
+                        continue;
+                    }
+                    let next = self.run_at(id, Here::Slice, c, env)?;
+                    if next == Next::Blocked {
+                        i += 1;
+                    } else {
+                        self.slices[s].blocked.ids.remove(i);
+                        self.slice_route(s, id, next, c);
+                    }
                 }
             }
             self.slice_drain(s, c, env);
@@ -660,11 +690,35 @@ impl MemorySystem {
                 }
             }
         };
-        if next != Next::Blocked {
+        if next == Next::Blocked {
+            let seen = self.changes_seen_by(id, env);
+            self.ops.get_mut(id).seen = seen;
+        } else {
             self.progressed = true;
         }
         self.send_traffic(id, now, env);
         Ok(next)
+    }
+
+    /// The count of changes to the state blocked operation `id` waits on (`Wait`).
+    fn changes_seen_by(&self, id: u32, env: &mut Env) -> u64 {
+        let op = self.ops.get(id);
+        let line = op.txn.line;
+        match op.st.wait() {
+            Wait::Nothing => 0,
+            Wait::L1Set => env.sms.side(op.sm as usize).mem.l1.set_changes(line),
+            Wait::SmResources => env.sms.side(op.sm as usize).mem.resource_changes(),
+            Wait::L2Set { slice, line } => self.back.slices[slice as usize].set_changes(line),
+            Wait::L1SetOrAnySlice => {
+                env.sms.side(op.sm as usize).mem.l1.set_changes(line) + self.back.slice_changes()
+            }
+        }
+    }
+
+    /// Blocked operation `id` may proceed now: what it waits on has changed since it
+    /// blocked (else a retry would block again, having changed nothing).
+    fn may_proceed(&self, id: u32, env: &mut Env) -> bool {
+        self.retry_every || self.changes_seen_by(id, env) != self.ops.get(id).seen
     }
 
     /// Send what the steps just run caused: bytes charged at the slice, DRAM requests, the

@@ -14,6 +14,7 @@
 
 use std::collections::VecDeque;
 
+use super::blocked::Blocked;
 use super::channel::DramPacket;
 use super::link::{Link, Port};
 use super::{Env, Here, MemFault, MemorySystem, Next, Rotation, HEADER};
@@ -35,8 +36,8 @@ pub(super) struct SliceStage {
     cap: usize,
     /// Operations back from DRAM: (cycle they arrive, id), by arrival.
     pub returns: VecDeque<(u64, u32)>,
-    /// Operations blocked here, in the order they blocked.
-    pub blocked: Vec<u32>,
+    /// Operations blocked here.
+    pub blocked: Blocked,
     /// Bandwidth: bytes read and written.
     pub bw: Port,
     /// The reply pipeline: (cycle the reply leaves, id).
@@ -59,7 +60,7 @@ impl SliceStage {
             input: VecDeque::with_capacity(cap),
             cap,
             returns: VecDeque::new(),
-            blocked: Vec::new(),
+            blocked: Blocked::new(),
             bw: Port::new(cfg.l2.bytes_per_cycle as u64, cfg.l2.slices.max(1) as u64),
             to_sm: VecDeque::new(),
             to_dram: VecDeque::new(),
@@ -154,7 +155,14 @@ impl MemorySystem {
     pub(super) fn slice_route(&mut self, s: usize, id: u32, next: Next, c: u64) {
         self.slice_on.set(s);
         match next {
-            Next::Blocked => self.slices[s].blocked.push(id),
+            Next::Blocked => {
+                // A list of slice waits is scanned on L2 changes only (`retry_blocked`).
+                debug_assert!(matches!(
+                    self.ops.get(id).st.wait(),
+                    crate::mem::hierarchy::Wait::L2Set { .. }
+                ));
+                self.slices[s].blocked.push(id, false)
+            }
             Next::Ended | Next::Go(Place::L1) => {
                 let at = c + self.lat.slice;
                 self.slices[s].to_sm.push_back((at, id));
