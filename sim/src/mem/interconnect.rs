@@ -127,6 +127,50 @@ enum Dir {
     ToSm,
 }
 
+/// Which L2 slice holds an address. Where every DRAM channel has the same number of slices
+/// in front of it (`l2.slices` a multiple of `dram.channels`) and an L2 line never straddles
+/// two channels (`dram.interleave_bytes` a multiple of `l2.line_bytes`), a slice serves one
+/// channel, as an L2 sub-partition sits in front of one memory controller in GPGPU-Sim and
+/// in NVIDIA's GPUs: the line goes to one of its channel's slices (`spread` over them). Else
+/// the line is hashed across all slices (`slice_of`).
+#[derive(Clone, Copy, Debug)]
+pub struct SliceMap {
+    line_bytes: u32,
+    slices: u32,
+    /// The DRAM map and slices per channel, when slices belong to channels.
+    channels: Option<(crate::mem::dram_ctrl::AddressMap, u32)>,
+}
+
+impl SliceMap {
+    pub fn new(cfg: &crate::config::Config) -> SliceMap {
+        let map = crate::mem::dram_ctrl::AddressMap::from_config(cfg);
+        let slices = cfg.l2.slices.max(1);
+        let line = cfg.l2.line_bytes.max(1);
+        let per_channel = slices % map.channels == 0 && map.interleave_bytes % line == 0;
+        SliceMap {
+            line_bytes: line,
+            slices,
+            channels: per_channel.then_some((map, slices / map.channels)),
+        }
+    }
+
+    /// The slice of `addr`.
+    pub fn slice_of(&self, addr: u64) -> u32 {
+        match self.channels {
+            Some((map, per)) => {
+                let channel = crate::mem::dram_ctrl::locate(&map, addr).0;
+                channel * per + spread(addr / self.line_bytes as u64, per)
+            }
+            None => slice_of(addr, self.line_bytes, self.slices),
+        }
+    }
+
+    /// Slices belong to DRAM channels (slice `s` serves channel `s / (slices / channels)`).
+    pub fn per_channel(&self) -> bool {
+        self.channels.is_some()
+    }
+}
+
 /// The L2 slice of `addr`: its `line_bytes` line hashed across `slices` (module header).
 /// 0 for one slice (or none).
 pub fn slice_of(addr: u64, line_bytes: u32, slices: u32) -> u32 {

@@ -25,7 +25,7 @@ pub use txn::{AtomicArgs, Target, Txn};
 use crate::config::Config;
 use crate::mem::cache::{Cache, INVALID};
 use crate::mem::dram::Dram;
-use crate::mem::interconnect::{slice_of, Interconnect};
+use crate::mem::interconnect::{Interconnect, SliceMap};
 use crate::mem::program::Compiled;
 use crate::mem::server::Server;
 use crate::mem::GlobalMemory;
@@ -121,6 +121,8 @@ pub struct Backend {
     pub icnt: Interconnect,
     pub dram: Dram,
     l2_line: u32,
+    /// Which slice holds an address.
+    slice_map: SliceMap,
     /// Bytes each L2 slice and each DRAM channel moved in this launch (reads, writes, fills
     /// and write-backs), for their utilisation (`stats::ComponentReport`).
     pub slice_bytes: Vec<u64>,
@@ -145,6 +147,7 @@ impl Backend {
             ),
             dram: Dram::new(&cfg.dram_geometry()).expect("validated DRAM geometry"),
             l2_line: cfg.l2.line_bytes,
+            slice_map: SliceMap::new(cfg),
             slice_bytes: vec![0; n as usize],
             channel_bytes: vec![0; cfg.dram.channels.max(1) as usize],
         }
@@ -173,7 +176,7 @@ impl Backend {
 
     /// The slice holding the L2 line of `addr`.
     pub fn slice_of(&self, addr: u64) -> usize {
-        slice_of(addr, self.l2_line, self.slices.len() as u32) as usize
+        self.slice_map.slice_of(addr) as usize
     }
 
     /// End of a launch, for one SM: its dirty L1 lines are written back to L2 (the formal
