@@ -266,7 +266,8 @@ ROW_GEOMETRIES = {
     "tiny": (2, 16, 2048, 256),
     "gtx480": (6, 16, 4096, 256),
     "v100": (32, 16, 2048, 256),
-    "a100": (40, 16, 2048, 256),  # also hopper-h100's
+    "a100": (40, 16, 2048, 256),
+    "h100": (40, 64, 2048, 256),
 }
 ROW_BANK = 0
 ROW_LINES = 16  # lines read from each row per iteration (a 2 KiB row holds 16)

@@ -203,6 +203,33 @@ pub fn spread(unit: u64, n: u32) -> u32 {
 mod tests {
     use super::*;
 
+    /// Where slices divide evenly over channels, every line of a slice is in the slice's
+    /// channel and a channel's lines spread evenly over its slices; else lines are hashed.
+    #[test]
+    fn slices_belong_to_their_dram_channel() {
+        use crate::mem::dram_ctrl::{locate, AddressMap};
+        let text = include_str!("../../../configs/hopper-h100.yaml");
+        let cfg = crate::config::Config::from_yaml("hopper-h100.yaml", text, &[]).unwrap();
+        let map = SliceMap::new(&cfg);
+        assert!(map.per_channel());
+        let dram = AddressMap::from_config(&cfg);
+        let per = cfg.l2.slices / cfg.dram.channels;
+        let mut count = vec![0u32; cfg.l2.slices as usize];
+        for line in 0..80 * 1024u64 {
+            let addr = line * 128 + 17;
+            let s = map.slice_of(addr);
+            assert_eq!(s / per, locate(&dram, addr).0, "line {line}");
+            count[s as usize] += 1;
+        }
+        assert!(count.iter().all(|&c| c == 1024), "{count:?}");
+
+        let mut odd = cfg.clone();
+        odd.l2.slices = 60;
+        let map = SliceMap::new(&odd);
+        assert!(!map.per_channel());
+        assert_eq!(map.slice_of(0x1234_5680), slice_of(0x1234_5680, 128, 60));
+    }
+
     #[test]
     fn lone_packet_costs_exactly_the_latency() {
         let mut x = Interconnect::new(4, 8, 25, 32);
