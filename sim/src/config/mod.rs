@@ -503,6 +503,12 @@ pub struct DramConfig {
     pub t_refi: u32,
     /// All-bank refresh duration.
     pub t_rfc: u32,
+    /// `all-bank` or `per-bank` (`mem::dram_ctrl::REFRESH_POLICIES`); `all-bank` when absent.
+    #[serde(default = "default_refresh")]
+    pub refresh: String,
+    /// Per-bank refresh duration (`refresh: per-bank`; 0 when absent).
+    #[serde(default)]
+    pub t_rfc_pb: u32,
     /// Read and write queue entries per channel.
     pub read_queue: u32,
     pub write_queue: u32,
@@ -535,6 +541,10 @@ pub struct InterconnectConfig {
 /// Narasiman et al. (MICRO 2011) evaluate fetch groups of 8 warps.
 fn default_two_level_active() -> u32 {
     8
+}
+
+fn default_refresh() -> String {
+    "all-bank".to_string()
 }
 
 /// Upper bound of `sm.count`, `sm.max_warps`, `sm.max_ctas` and `sm.schedulers`.
@@ -985,6 +995,7 @@ impl Config {
             ("dram.t_wr", d.t_wr),
             ("dram.t_rtp", d.t_rtp),
             ("dram.t_rfc", d.t_rfc),
+            ("dram.t_rfc_pb", d.t_rfc_pb),
         ] {
             if n > 100_000 {
                 return Err((key, format!("must be in 0..=100000 DRAM cycles; got {n}")));
@@ -1029,6 +1040,11 @@ impl Config {
                 &d.row_policy,
                 crate::mem::dram_ctrl::ROW_POLICIES,
             ),
+            (
+                "dram.refresh",
+                &d.refresh,
+                crate::mem::dram_ctrl::REFRESH_POLICIES,
+            ),
         ] {
             if !choices.contains(&value.as_str()) {
                 return Err((
@@ -1036,6 +1052,18 @@ impl Config {
                     format!("must be one of {}, got `{value}`", choices.join(", ")),
                 ));
             }
+        }
+        if d.refresh == "per-bank"
+            && d.t_refi != 0
+            && (d.t_rfc_pb == 0 || d.t_rfc_pb >= d.t_refi || d.t_refi < d.banks)
+        {
+            return Err((
+                "dram.t_rfc_pb",
+                format!(
+                    "with dram.refresh: per-bank, must be in 1..dram.t_refi ({}) and dram.t_refi at least dram.banks ({}); got t_rfc_pb {}",
+                    d.t_refi, d.banks, d.t_rfc_pb
+                ),
+            ));
         }
         // A row hit is t_rcd faster than the configured (row miss) latency: keep it positive.
         let t_rcd = self.dram_cycles_to_core(d.t_rcd);
@@ -1288,6 +1316,27 @@ mod tests {
         assert_eq!(e.path, "dram.scheduler", "{e}");
         assert!(e.to_string().contains("fcfs, fr-fcfs"), "{e}");
         assert!(e.to_string().contains("`frfcfs`"), "{e}");
+    }
+
+    /// `dram.refresh` names a policy; `per-bank` needs its refresh duration.
+    #[test]
+    fn dram_refresh_policy_is_checked() {
+        let set = |kv: &[(&str, &str)]| {
+            let v: Vec<(String, String)> = kv
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Config::from_yaml("t", TINY_YAML, &v)
+        };
+        let e = set(&[("dram.refresh", "per_bank")]).unwrap_err();
+        assert_eq!(e.path, "dram.refresh", "{e}");
+        assert!(e.to_string().contains("all-bank, per-bank"), "{e}");
+        let e = set(&[("dram.refresh", "per-bank")]).unwrap_err();
+        assert_eq!(e.path, "dram.t_rfc_pb", "{e}");
+        assert!(e.to_string().contains("got t_rfc_pb 0"), "{e}");
+        let ok = set(&[("dram.t_rfc_pb", "20"), ("dram.refresh", "per-bank")]).unwrap();
+        assert_eq!(ok.dram.refresh, "per-bank");
+        assert_eq!(Config::tiny().dram.refresh, "all-bank", "the default");
     }
 
     /// The DRAM timings are in DRAM cycles and need the core clock to be converted.

@@ -41,8 +41,9 @@ impl Bank {
         self.next_pre = self.next_pre.max(pre);
     }
 
-    /// An all-bank refresh issued at `k`: no ACT before it completes.
-    pub fn refresh(&mut self, k: u64, t: &Timing) {
-        self.next_act = self.next_act.max(k + t.t_rfc);
+    /// A refresh of this bank issued at `k`, lasting `duration` (`t_rfc` all-bank,
+    /// `t_rfc_pb` per-bank): no ACT before it completes.
+    pub fn refresh(&mut self, k: u64, duration: u64) {
+        self.next_act = self.next_act.max(k + duration);
     }
 }

@@ -86,7 +86,7 @@ impl DramChannel {
         let map = AddressMap::from_config(cfg);
         let banks = map.banks as usize;
         let (rq, wq) = (d.read_queue as usize, d.write_queue as usize);
-        let refresh = Refresh::new(&t, index, map.channels);
+        let refresh = Refresh::new(&t, &d.refresh, map.banks, index, map.channels);
         DramChannel {
             index,
             map,
@@ -227,26 +227,47 @@ impl DramChannel {
     /// through which it stays so (`last`, or just before the next queued request is taken).
     fn idle_refreshes(&self, last: u64) -> Option<u64> {
         let next_request = self.next_taken();
+        // Per bank: each bank is ready by its turn (its last refresh is over by then).
+        let first = self.refresh.bank().unwrap_or(0);
+        let n = self.banks.len();
+        let turn = |j: usize| match self.refresh.bank() {
+            Some(_) => ((j + n - first) % n) as u64 * self.refresh.interval(),
+            None => 0,
+        };
         let idle = self.refresh.pending(self.clk)
             && next_request > self.clk
             && self
                 .banks
                 .iter()
-                .all(|b| b.open.is_none() && b.next_act <= self.clk);
+                .enumerate()
+                .all(|(j, b)| b.open.is_none() && b.next_act <= self.clk + turn(j));
         idle.then(|| last.min(next_request - 1))
     }
 
     /// Every refresh due from now through DRAM cycle `last`, at once: each issues REF at its
     /// due cycle, exactly as `step` would one by one, in O(1) rather than O(refreshes).
     fn refresh_while_idle(&mut self, last: u64) {
-        let t = self.t;
         let first = self.clk;
-        let n = (last - first) / t.t_refi + 1;
-        let final_ref = first + (n - 1) * t.t_refi;
+        let (interval, duration) = (self.refresh.interval(), self.refresh.duration());
+        let n = (last - first) / interval + 1;
+        let final_ref = first + (n - 1) * interval;
+        match self.refresh.bank() {
+            None => self
+                .banks
+                .iter_mut()
+                .for_each(|b| b.refresh(final_ref, duration)),
+            Some(b0) => {
+                // Only the last refresh of each bank decides when it can activate.
+                let banks = self.banks.len() as u64;
+                for m in n.saturating_sub(banks)..n {
+                    let b = ((b0 as u64 + m) % banks) as usize;
+                    self.banks[b].refresh(first + m * interval, duration);
+                }
+            }
+        }
         self.refresh.skip(n);
-        self.banks.iter_mut().for_each(|b| b.refresh(final_ref, &t));
         self.stats.refresh += n;
-        self.stats.refresh_cycles += n * t.t_rfc;
+        self.stats.refresh_cycles += n * duration;
         self.account(final_ref + 1 - first);
         self.clk = final_ref + 1;
         self.next_event = self.refresh.due().min(self.next_taken());
@@ -281,12 +302,22 @@ impl DramChannel {
     /// Everything the controller does at DRAM cycle `k`; returns the next event cycle (> k).
     fn step(&mut self, k: u64) -> u64 {
         self.update_drain(k);
+        // A per-bank refresh holds its bank (and, when it issues, the row command bus).
+        let (mut refreshing, mut row_bus_used, mut next_refresh) = (None, false, NEVER);
         if self.refresh.pending(k) {
-            return self.step_refresh(k);
+            let Some(b) = self.refresh.bank() else {
+                return self.step_refresh(k);
+            };
+            refreshing = Some(b);
+            match self.step_bank_refresh(k, b) {
+                Ok(()) => row_bus_used = true,
+                Err(ready) => next_refresh = ready,
+            }
         }
-        let (col, row, mut next) = self.pick(k);
-        let issued = self.issue(k, col, row);
-        if issued {
+        let (col, row, mut next) = self.pick(k, refreshing);
+        next = next.min(next_refresh);
+        let row = if row_bus_used { None } else { row };
+        if self.issue(k, col, row) || row_bus_used {
             return k + 1;
         }
         let starves = self.write_starves_at();
@@ -333,7 +364,7 @@ impl DramChannel {
 
     /// The best ready column and row command of the served queue at `k`, and the earliest
     /// later cycle something could become ready.
-    fn pick(&mut self, k: u64) -> (Pick, Pick, u64) {
+    fn pick(&mut self, k: u64, refreshing: Option<usize>) -> (Pick, Pick, u64) {
         self.gather_facts(k);
         let keep_open = self.policy.keep_open();
         let served = if self.draining {
@@ -346,6 +377,10 @@ impl DramChannel {
         for (i, e) in served.entries().iter().enumerate() {
             if e.eligible > k {
                 next = next.min(e.eligible);
+                continue;
+            }
+            if refreshing == Some(e.bank as usize) {
+                // Its bank waits for its refresh (whose readiness `step` adds to `next`).
                 continue;
             }
             let bank = &self.banks[e.bank as usize];
@@ -536,11 +571,36 @@ impl DramChannel {
         if ready > k {
             return ready;
         }
-        self.banks.iter_mut().for_each(|b| b.refresh(k, &t));
+        self.banks.iter_mut().for_each(|b| b.refresh(k, t.t_rfc));
         self.stats.refresh += 1;
         self.stats.refresh_cycles += t.t_rfc;
         self.refresh.done();
         k + 1
+    }
+
+    /// A per-bank refresh of bank `b` is due: precharge it if open, then REF once it may
+    /// activate; `Err` with the cycle that can next happen when neither can issue at `k`
+    /// (the other banks are served meanwhile; requests to `b` wait).
+    fn step_bank_refresh(&mut self, k: u64, b: usize) -> Result<(), u64> {
+        let t = self.t;
+        let duration = self.refresh.duration();
+        let bank = &mut self.banks[b];
+        if bank.open.is_some() {
+            if bank.next_pre > k {
+                return Err(bank.next_pre);
+            }
+            bank.precharge(k, &t);
+            self.stats.pre += 1;
+            return Ok(());
+        }
+        if bank.next_act > k {
+            return Err(bank.next_act);
+        }
+        bank.refresh(k, duration);
+        self.stats.refresh += 1;
+        self.stats.refresh_cycles += duration;
+        self.refresh.done();
+        Ok(())
     }
 }
 

@@ -61,6 +61,7 @@ mod tests;
 pub use address::{locate, AddressMap};
 pub use channel::DramChannel;
 pub use clock::Clocks;
+pub use refresh::REFRESH_POLICIES;
 pub use row_policy::ROW_POLICIES;
 pub use scheduler::SCHEDULERS;
 pub use stats::{DramChannelStats, LatencyHistogram, LATENCY_BUCKETS};

@@ -59,7 +59,8 @@ pub struct DramChannelStats {
     pub row_conflicts: u64,
     /// DRAM cycles elapsed (the denominator of the fractions and means below).
     pub cycles: u64,
-    /// `t_rfc` per refresh: cycles no bank could activate.
+    /// `t_rfc` per all-bank refresh (cycles no bank could activate), `t_rfc_pb` per per-bank
+    /// refresh (cycles its bank could not).
     pub refresh_cycles: u64,
     /// Cycles column commands waited for `t_wtr` / `t_rtw` beyond every other constraint.
     pub turnaround_cycles: u64,

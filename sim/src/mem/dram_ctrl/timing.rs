@@ -13,7 +13,8 @@
 //!   data (the bus turnaround: GPGPU-Sim's and Ramulator 2's RD→WR spacing
 //!   CL + BL + 2 − CWL is `t_rtw` = 2);
 //! - `t_wr` end of write data → PRE; `t_rtp` RD → PRE;
-//! - `t_refi` refresh interval (0: no refresh), `t_rfc` an all-bank refresh's duration.
+//! - `t_refi` refresh interval (0: no refresh), `t_rfc` an all-bank refresh's duration,
+//!   `t_rfc_pb` a per-bank refresh's (`dram.refresh: per-bank`).
 
 use crate::config::DramConfig;
 
@@ -34,6 +35,7 @@ pub struct Timing {
     pub t_rtp: u64,
     pub t_refi: u64,
     pub t_rfc: u64,
+    pub t_rfc_pb: u64,
     /// `bus_bytes × data_rate`: what the channel's data bus moves per DRAM cycle.
     pub bytes_per_clock: u64,
 }
@@ -55,6 +57,7 @@ impl Timing {
             t_rtp: d.t_rtp as u64,
             t_refi: d.t_refi as u64,
             t_rfc: d.t_rfc as u64,
+            t_rfc_pb: d.t_rfc_pb as u64,
             bytes_per_clock: (d.bus_bytes as u64 * d.data_rate as u64).max(1),
         }
     }
