@@ -1194,9 +1194,11 @@ impl Run<'_, '_, '_> {
             let s = &back_ref!(self.ctx).slices[c.slice];
             let present = s.find(c.l2line).map_or(0, |i| s.line(i).valid);
             let w = s.sectors_of(m);
-            self.ctx.counters.l2_hits += s.sector_count(present & w);
-            self.ctx.counters.l2_misses += s.sector_count(w & !present);
+            let (hits, misses) = (s.sector_count(present & w), s.sector_count(w & !present));
+            // Counted once the way is found: a write that blocks here is tried again.
             let i = self.l2_way(c)?;
+            self.ctx.counters.l2_hits += hits;
+            self.ctx.counters.l2_misses += misses;
             let (a, b, len) = (c.txn_off as usize, c.l2_off as usize, c.len as usize);
             let mut src = [0u8; 128];
             src[b..b + len].copy_from_slice(&self.txn.data[a..a + len]);
