@@ -691,6 +691,7 @@ fn make_cta(
             mem_values: Vec::new(),
             async_copies: Vec::new(),
             async_group: 0,
+            async_in_flight: Vec::new(),
             hopper: Default::default(),
             wgmma: Default::default(),
         });

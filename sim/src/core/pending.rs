@@ -38,6 +38,18 @@ pub enum RegSrc {
     AtomOld { op: u16 },
 }
 
+/// One `cp.async` copy landing at completion: `n` bytes at offset `off` of operation `op`'s
+/// line, zero-filled to `len` bytes, into shared address `dst`, in the warp's group `group`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyLand {
+    pub op: u16,
+    pub off: u8,
+    pub n: u8,
+    pub len: u8,
+    pub dst: u64,
+    pub group: u64,
+}
+
 /// One register write at completion: register slot `slot` (absolute, frame base included) of
 /// lane `lane`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +67,8 @@ pub struct Issuing {
     /// they execute: their device operations are collected here.
     pub collecting: bool,
     pub regs: Vec<RegWrite>,
+    /// A `cp.async`'s copies, landed in shared memory at completion instead of registers.
+    pub copies: Vec<CopyLand>,
     /// The instruction's operations on device memory and their programs, in the order they
     /// were built; `RegSrc` indexes them.
     pub ops: Vec<Txn>,
@@ -76,6 +90,7 @@ impl Issuing {
     pub fn start(&mut self) {
         self.collecting = true;
         self.regs.clear();
+        self.copies.clear();
         self.ops.clear();
         self.progs.clear();
         self.values_written = true;
@@ -91,6 +106,7 @@ pub struct Pending {
     pub held: Vec<u32>,
     pub long: bool,
     pub regs: Vec<RegWrite>,
+    pub copies: Vec<CopyLand>,
     pub ops: Vec<Txn>,
     pub progs: Vec<OpProgram>,
     pub values_written: bool,
@@ -168,6 +184,7 @@ impl InFlight {
         let mut p = self.spare.pop().unwrap_or_default();
         p.held.clear();
         p.regs.clear();
+        p.copies.clear();
         p.ops.clear();
         p.progs.clear();
         p
@@ -248,6 +265,10 @@ impl PendingMemory {
         p.held.extend(writes.iter().map(|r| base + r));
         p.long = long;
         std::mem::swap(&mut p.regs, &mut self.issuing.regs);
+        std::mem::swap(&mut p.copies, &mut self.issuing.copies);
+        if let Some(c) = p.copies.first() {
+            w.async_in_flight.push(c.group);
+        }
         std::mem::swap(&mut p.ops, &mut self.issuing.ops);
         std::mem::swap(&mut p.progs, &mut self.issuing.progs);
         p.values_written = self.issuing.values_written;
@@ -310,11 +331,40 @@ impl PendingMemory {
         let ready = (p.release + p.extra).max(p.issued + 1);
         if let Some(w) = warps[p.slot].as_mut() {
             write_back(w, &p, ready, prog);
+            land_copies(w, &p, ready);
             w.mem_in_flight -= 1;
         }
         let latency = p.is_load.then(|| p.release + p.extra - p.issued);
         self.inflight.recycle(p);
         (latency, txn.changed)
+    }
+}
+
+/// The completed `cp.async` `p`'s copies join the warp's, to land in shared memory at `at`
+/// (`Sm::land_async_copies`); a copy whose program delivered no value lands nothing, as a load
+/// then leaves its register.
+fn land_copies(w: &mut Warp, p: &Pending, at: u64) {
+    let Some(first) = p.copies.first() else {
+        return;
+    };
+    if let Some(i) = w.async_in_flight.iter().position(|&g| g == first.group) {
+        w.async_in_flight.swap_remove(i);
+    }
+    for c in &p.copies {
+        let t = &p.ops[c.op as usize];
+        if c.n > 0 && !t.wrote_regs {
+            continue;
+        }
+        let mut data = [0u8; 16];
+        let (o, n) = (c.off as usize, c.n as usize);
+        data[..n].copy_from_slice(&t.data[o..o + n]);
+        w.async_copies.push(super::warp::AsyncCopy {
+            ready: at,
+            group: c.group,
+            addr: c.dst,
+            len: c.len,
+            data,
+        });
     }
 }
 

@@ -348,9 +348,10 @@ impl Sm {
     }
 
     /// Why warp `slot`'s picked instruction cannot go to the component memory system now: its
-    /// L1 request queue is full (a load, store or atomic on device memory), or it is a fence
+    /// L1 request queue is full (a load, store or atomic on device memory), it is a fence
     /// and the warp's earlier operations have not all completed (Habermaier §5.6: no thread
-    /// proceeds past a pending membar) — the fence's L1 flush must come after them.
+    /// proceeds past a pending membar) — the fence's L1 flush must come after them —, or it
+    /// is a `cp.async.wait_group` whose groups still have reads in flight.
     fn held_back(
         &self,
         slot: usize,
@@ -367,19 +368,36 @@ impl Sm {
             {
                 Some(Stall::MemoryBackpressure)
             }
+            Op::CpAsync { .. } if !ms.can_accept(self.id, 1) => Some(Stall::MemoryBackpressure),
             Op::Fence { .. } | Op::FenceProxyAsync { .. } if w.mem_in_flight > 0 => {
                 Some(Stall::Membar)
+            }
+            // The groups it waits for: those below the N most recent (`wait_all` commits the
+            // open group first); their reads must all have completed.
+            Op::CpAsyncWait { n } => {
+                let committed = w.async_group + n.is_none() as u64;
+                let older = committed.saturating_sub(n.unwrap_or(0) as u64);
+                w.async_in_flight
+                    .iter()
+                    .any(|&g| g < older)
+                    .then_some(Stall::Membar)
             }
             _ => None,
         }
     }
 
-    /// Whether warp `slot`'s next instruction reaches the memory system.
+    /// Whether warp `slot`'s next instruction reaches the memory system (under the component
+    /// memory system, `cp.async.wait_group` too: whether it may issue depends on completions,
+    /// which the exchange has seen).
     fn reaches_memory_system(&self, slot: usize, sh: &Shared) -> bool {
         let Some(w) = &self.warps[slot] else {
             return false;
         };
-        stages::fetch(w, sh.prog).is_some_and(|at| super::exec::uses_memory_system(&at.inst.op))
+        let components = sh.cfg.memory_engine == crate::config::MemoryEngineKind::Components;
+        stages::fetch(w, sh.prog).is_some_and(|at| {
+            super::exec::uses_memory_system(&at.inst.op)
+                || (components && matches!(at.inst.op, gpusim_isa::Op::CpAsyncWait { .. }))
+        })
     }
 
     fn defer(&mut self, picked: Picked, second: bool) {

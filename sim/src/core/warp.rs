@@ -87,6 +87,10 @@ pub struct Warp {
     /// (groups below this number are committed). Kept per warp, not per thread: a wait then
     /// covers every lane's groups, never fewer than the thread's own (docs/memory.md).
     pub async_group: u64,
+    /// The groups of the warp's `cp.async` instructions whose reads the component memory
+    /// system still runs (one entry per instruction; their copies are not in `async_copies`
+    /// yet): `cp.async.wait_group` does not issue while one of the groups it waits for is here.
+    pub async_in_flight: Vec<u64>,
     /// Bulk groups, pending landings, mbarrier completions and suspensions (Hopper).
     pub hopper: super::async_state::WarpAsync,
     /// The warp's wgmma groups and its position in its warpgroup's wgmma sequence.

@@ -9,9 +9,15 @@
 //! the outcomes the PTX memory model allows for that race. `wait_group N` holds the warp (a
 //! `membar` stall, as a fence waiting for its memory operations) until every copy of the
 //! groups older than the N most recent has landed.
+//!
+//! Under the component memory system (`memory_engine: components`) the reads are operations
+//! like a load's, collected for the memory system (`core::pending`); the copies land when the
+//! instruction's last operation completes (`pending::CopyLand`), and until then a
+//! `cp.async.wait_group` for their group does not issue (`Sm::held_back`).
 
 use super::memory::{Prog, Timing};
 use super::*;
+use crate::core::pending::CopyLand;
 use crate::core::warp::AsyncCopy;
 
 impl<'a> ExecEnv<'a> {
@@ -54,7 +60,16 @@ impl<'a> ExecEnv<'a> {
                 dst,
                 src,
                 src_size,
-            } => self.cp_async(w, inst, exec, *cop, *size as u32, (dst, src), src_size),
+            } => {
+                let size = *size as u32;
+                if !self.mem.submit {
+                    return self.cp_async(w, inst, exec, *cop, size, (dst, src), src_size);
+                }
+                self.mem.issuing.start();
+                let r = self.cp_async(w, inst, exec, *cop, size, (dst, src), src_size);
+                self.mem.issuing.collecting = false;
+                r
+            }
             _ => unreachable!("`execute` dispatches only cp.async instructions here"),
         }
     }
@@ -140,6 +155,26 @@ impl<'a> ExecEnv<'a> {
         let ready = t.release.max(self.cycle + 1);
         let lb = self.mem.sm.l1.line_bytes();
         let group = w.async_group;
+        // The memory system runs the reads: the copies land when the last completes.
+        if self.mem.issuing.collecting && !self.mem.issuing.ops.is_empty() {
+            for (_, d, s, n) in copies {
+                let line = s - s % lb;
+                let op = match w.mem_txns.binary_search_by_key(&line, |x| x.line) {
+                    Ok(op) if n > 0 => op,
+                    _ if n == 0 => 0,
+                    _ => continue,
+                };
+                self.mem.issuing.copies.push(CopyLand {
+                    op: op as u16,
+                    off: (s - line) as u8,
+                    n: n as u8,
+                    len: size as u8,
+                    dst: d,
+                    group,
+                });
+            }
+            return Ok(first_space.map(|sp| self.summarise(w, sp, t.release, t.end)));
+        }
         for (l, d, s, n) in copies {
             let mut data = [0u8; 16];
             if n > 0 {
