@@ -78,8 +78,8 @@ pub use wgmma::{
 };
 pub use wmma::{
     wmma_default_stride, wmma_dims, wmma_elements, wmma_fmas, wmma_mma, wmma_mma_valid,
-    wmma_offset, wmma_pack, wmma_position, wmma_regs, wmma_unpack, Fragments as WmmaFragments,
-    WMMA_MAX_REGS,
+    wmma_offset, wmma_pack, wmma_position, wmma_reg_elements, wmma_regs, wmma_unpack,
+    Fragments as WmmaFragments, WMMA_MAX_REGS,
 };
 
 use crate::ir::{ArithOp, AtomOp, BoolOp, Cmp, Mods, Type};

@@ -204,6 +204,21 @@ pub fn wmma_pack(
     regs
 }
 
+/// The elements (indices into a lane's distinct elements, in fragment order) that register
+/// `reg` of the fragment holds, the first at bit 0 and each next `8 × ty.size()` bits up: the
+/// layout `wmma_pack` writes (registers past the distinct ones repeat them).
+pub fn wmma_reg_elements(
+    frag: WmmaFrag,
+    shape: WmmaShape,
+    ty: WmmaType,
+    reg: usize,
+) -> std::ops::Range<usize> {
+    let (epr, d) = (per_reg(ty), distinct(frag, shape));
+    let used = d.div_ceil(epr).max(1);
+    let first = (reg % used) * epr;
+    first..(first + epr).min(d)
+}
+
 /// A lane's distinct element bit patterns, in fragment order, from its registers.
 pub fn wmma_unpack(frag: WmmaFrag, shape: WmmaShape, ty: WmmaType, regs: &[u64]) -> Vec<u64> {
     if wmma_regs(frag, shape, ty).is_none() {
@@ -404,6 +419,33 @@ mod tests {
                         }
                     }
                     assert!(seen.iter().all(|&x| x == 1), "{frag:?} {shape:?} {ty:?}");
+                }
+            }
+        }
+    }
+
+    /// `wmma_reg_elements` describes `wmma_pack`'s layout: OR-ing each register's elements
+    /// at their shifts gives the packed registers, copies included.
+    #[test]
+    fn register_elements_rebuild_the_packed_registers() {
+        for shape in SHAPES {
+            for ty in TYPES {
+                for frag in [WmmaFrag::A, WmmaFrag::B, WmmaFrag::C] {
+                    let Some(n) = wmma_regs(frag, shape, ty) else {
+                        continue;
+                    };
+                    let bits = 8 * ty.size() as usize;
+                    let mask = (1u64 << bits) - 1;
+                    let vals: Vec<u64> = (0..distinct(frag, shape) as u64)
+                        .map(|e| (e * 0x9E37 + 0x51) & mask)
+                        .collect();
+                    let packed = wmma_pack(frag, shape, ty, &vals);
+                    for (r, &want) in packed.iter().enumerate().take(n) {
+                        let elems = wmma_reg_elements(frag, shape, ty, r);
+                        let start = elems.start;
+                        let got = elems.fold(0, |acc, e| acc | vals[e] << (bits * (e - start)));
+                        assert_eq!(got, want, "{frag:?} {shape:?} {ty:?} register {r}");
+                    }
                 }
             }
         }

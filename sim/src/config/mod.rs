@@ -65,7 +65,7 @@ pub enum MemoryEngineKind {
     /// Operations travel as messages between components with bounded queues — the SM's L1,
     /// the crossbar, L2 slices, DRAM channel controllers — each macro step of its program
     /// run at its place (`mem::system`); registers are written when the operation completes.
-    /// `wmma` and the TMA still run at issue against the same caches.
+    /// The TMA's line requests still run at issue against the same caches.
     Components,
 }
 

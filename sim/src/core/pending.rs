@@ -36,6 +36,17 @@ pub enum RegSrc {
     },
     /// The old value of atomic operation `op`.
     AtomOld { op: u16 },
+    /// One element of a packed register (a `wmma.load` fragment): `size` bytes at offset
+    /// `off` of operation `op`'s line, shifted up `shift` bits; the register's `first` part
+    /// replaces it, the others are OR-ed in. Written if that operation's program wrote the
+    /// registers.
+    LinePart {
+        op: u16,
+        off: u8,
+        size: u8,
+        shift: u8,
+        first: bool,
+    },
 }
 
 /// One `cp.async` copy landing at completion: `n` bytes at offset `off` of operation `op`'s
@@ -150,6 +161,17 @@ impl Pending {
             RegSrc::AtomOld { op } => {
                 let t = &self.ops[op as usize];
                 t.wrote_regs.then(|| t.atomic.map_or(0, |a| a.old))
+            }
+            RegSrc::LinePart {
+                op,
+                off,
+                size,
+                shift,
+                ..
+            } => {
+                let t = &self.ops[op as usize];
+                let (o, n) = (off as usize, size as usize);
+                t.wrote_regs.then(|| load_le(&t.data[o..o + n]) << shift)
             }
         }
     }
@@ -373,7 +395,11 @@ fn write_back(w: &mut Warp, p: &Pending, at: u64, prog: &Program) {
     let ws = w.warp_size as usize;
     for rw in &p.regs {
         if let Some(v) = p.value(rw) {
-            w.regs[rw.slot as usize * ws + rw.lane as usize] = v;
+            let r = &mut w.regs[rw.slot as usize * ws + rw.lane as usize];
+            *r = match rw.src {
+                RegSrc::LinePart { first: false, .. } => *r | v,
+                _ => v,
+            };
         }
     }
     for &s in &p.held {

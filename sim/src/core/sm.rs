@@ -363,7 +363,11 @@ impl Sm {
         let at = stages::fetch(w, sh.prog)?;
         let device = |sp: &Space| matches!(sp, Space::Global | Space::Generic | Space::Local);
         match &at.inst.op {
-            Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. }
+            Op::Ld { space, .. }
+            | Op::St { space, .. }
+            | Op::Atom { space, .. }
+            | Op::WmmaLoad { space, .. }
+            | Op::WmmaStore { space, .. }
                 if device(space) && !ms.can_accept(self.id, 1) =>
             {
                 Some(Stall::MemoryBackpressure)

@@ -505,7 +505,7 @@ impl<'a> ExecEnv<'a> {
 
     /// Lane `lane`'s register `reg` (of the current frame) receives `src` when the
     /// instruction's operations complete.
-    fn defer_write(&mut self, w: &Warp, reg: u32, lane: usize, src: RegSrc) {
+    pub(super) fn defer_write(&mut self, w: &Warp, reg: u32, lane: usize, src: RegSrc) {
         self.mem.issuing.regs.push(RegWrite {
             slot: w.slot(reg) as u32,
             lane: lane as u16,

@@ -10,13 +10,35 @@
 //! Alignment (§9.7.14.4.2): p and stride × element size must be multiples of the fragment's
 //! size in bytes (its register count × 4). A stride below the default (the leading
 //! dimension), undefined in PTX, is taken as given: rows then overlap.
+//!
+//! Under the component memory system the global elements' operations are collected for it
+//! (`core::pending`): a store's values travel in them, and a load's registers are written at
+//! completion, each packed register from its elements' line bytes (`RegSrc::LinePart`).
 
 use super::memory::{Prog, Timing};
 use super::*;
+use crate::core::pending::RegSrc;
 use crate::mem::hierarchy::Txn;
 
 impl<'a> ExecEnv<'a> {
-    pub(super) fn exec_wmma(
+    /// `exec_wmma`, its global operations collected for the component memory system when it
+    /// runs them (`MemPort::submit`).
+    pub(super) fn exec_wmma_collected(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+    ) -> Result<Option<MemSummary>, Fault> {
+        if !self.mem.submit {
+            return self.exec_wmma(w, inst, exec);
+        }
+        self.mem.issuing.start();
+        let r = self.exec_wmma(w, inst, exec);
+        self.mem.issuing.collecting = false;
+        r
+    }
+
+    fn exec_wmma(
         &mut self,
         w: &mut Warp,
         inst: &Inst,
@@ -151,8 +173,14 @@ impl<'a> ExecEnv<'a> {
         if load {
             let wrote = self.run_programs(w, inst, prog, first_space, &mut t, |_, _| {})?;
             let lb = self.mem.sm.l1.line_bytes();
+            let defer = self.mem.issuing.collecting && !self.mem.issuing.ops.is_empty();
             let mut vals = vec![0u64; per_lane];
             for l in 0..sem::MMA_LANES {
+                let (_, sp, _, _) = w.mem_lanes[l * per_lane];
+                if defer && sp != Space::Shared {
+                    self.defer_fragment(w, l * per_lane, l, (frag, shape, ty), regs, lb);
+                    continue;
+                }
                 let mut complete = true;
                 for (e, v) in vals.iter_mut().enumerate() {
                     let (_, sp, a, n) = w.mem_lanes[l * per_lane + e];
@@ -171,7 +199,11 @@ impl<'a> ExecEnv<'a> {
                 if complete {
                     let packed = sem::wmma_pack(frag, shape, ty, &vals);
                     for (i, r) in regs.as_slice().iter().enumerate() {
-                        w.write(r.0, l, packed[i]);
+                        if defer {
+                            self.defer_write(w, r.0, l, RegSrc::Value(packed[i]));
+                        } else {
+                            w.write(r.0, l, packed[i]);
+                        }
                     }
                 }
             }
@@ -211,6 +243,42 @@ impl<'a> ExecEnv<'a> {
             })?;
         }
         Ok(first_space.map(|sp| self.summarise(w, sp, t.release, t.end)))
+    }
+}
+
+impl ExecEnv<'_> {
+    /// Lane `l`'s fragment registers `regs`, written when the operations of its elements
+    /// (from `w.mem_lanes[first..]`, in fragment order) complete: each register from the
+    /// elements `wmma_pack` puts in it.
+    fn defer_fragment(
+        &mut self,
+        w: &Warp,
+        first: usize,
+        l: usize,
+        (frag, shape, ty): (WmmaFrag, WmmaShape, WmmaType),
+        regs: &RegVec,
+        lb: u64,
+    ) {
+        let bits = 8 * ty.size() as usize;
+        for (i, r) in regs.as_slice().iter().enumerate() {
+            let elems = sem::wmma_reg_elements(frag, shape, ty, i);
+            let start = elems.start;
+            for e in elems {
+                let (_, _, a, n) = w.mem_lanes[first + e];
+                let line = a - a % lb;
+                let Ok(op) = w.mem_txns.binary_search_by_key(&line, |x| x.line) else {
+                    continue;
+                };
+                let src = RegSrc::LinePart {
+                    op: op as u16,
+                    off: (a - line) as u8,
+                    size: n as u8,
+                    shift: (bits * (e - start)) as u8,
+                    first: e == start,
+                };
+                self.defer_write(w, r.0, l, src);
+            }
+        }
     }
 }
 

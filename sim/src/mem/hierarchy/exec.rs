@@ -359,7 +359,7 @@ pub fn run(
             Stepped::Ended(d) => return Ok(d),
             Stepped::Blocked | Stepped::Waiting => {
                 return bottom(
-                    "the program must wait for a line or lock that another operation in flight holds, and a program run at issue cannot wait (under `memory_engine: components`, `wmma` and the TMA still run their programs at issue: docs/memory.md); or it waits for one it holds itself",
+                    "the program must wait for a line or lock that another operation in flight holds, and a program run at issue cannot wait (under `memory_engine: components`, the TMA's line requests still run their programs at issue: docs/memory.md); or it waits for one it holds itself",
                 )
             }
         }
