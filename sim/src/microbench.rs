@@ -377,17 +377,32 @@ pub fn stream_l2_words(cfg: &Config) -> u64 {
     }
 }
 
-/// `stream_l2.yaml` (`ld.global.cg` of an array that stays in L2): L2 reads.
+/// CTAs of 256 threads for the L2 stream: gen.py's 240, or every SM full (as many as its
+/// thread and CTA limits allow) where that is more, as bandwidth benchmarks launch. Each warp
+/// keeps 8 lines in flight; with 240 CTAs the component memory system's queueing latency left
+/// H100's stream short of the L2's bandwidth by Little's law (93.2 %; 98.6 % with 480), not
+/// for want of bandwidth. (On tiny, 240 CTAs are 20 waves, whose staggered starts keep the
+/// warps from issuing in lock step; one full wave reaches only 86 %.)
+pub fn stream_l2_ctas(cfg: &Config) -> u64 {
+    let room = (cfg.sm.max_threads as u64 / 256).min(cfg.sm.max_ctas as u64);
+    (room.max(1) * cfg.sm.count as u64).max(240)
+}
+
+/// `stream_l2.yaml` (`ld.global.cg` of an array that stays in L2) with `stream_l2_ctas` CTAs:
+/// L2 reads.
 pub fn stream_l2(b: &Bench, gpu: &Gpu) -> Result<Window, String> {
-    // gen.py: L2_GRID × 256 threads, 8 loads each per iteration
+    // gen.py: CTAs × 256 threads, 8 loads each per iteration; `out` holds one word per warp.
     let words = stream_l2_words(&gpu.cfg);
+    let ctas = stream_l2_ctas(&gpu.cfg);
     let trips = window_trips(
         RAMP_ITERATIONS,
         gpu.cfg.l2.bytes_per_cycle as f64,
-        240 * 256 * 8 * 4,
+        ctas * 256 * 8 * 4,
     );
     let v = |n: u64| {
         Variant::new("stream_l2")
+            .grid(ctas)
+            .shape("out", ctas * 8)
             .shape("in", words)
             .args(&[words, n])
     };
