@@ -60,16 +60,9 @@ impl<'a> ExecEnv<'a> {
                 dst,
                 src,
                 src_size,
-            } => {
-                let size = *size as u32;
-                if !self.mem.submit {
-                    return self.cp_async(w, inst, exec, *cop, size, (dst, src), src_size);
-                }
-                self.mem.issuing.start();
-                let r = self.cp_async(w, inst, exec, *cop, size, (dst, src), src_size);
-                self.mem.issuing.collecting = false;
-                r
-            }
+            } => self.collected(|env| {
+                env.cp_async(w, inst, exec, *cop, *size as u32, (dst, src), src_size)
+            }),
             _ => unreachable!("`execute` dispatches only cp.async instructions here"),
         }
     }

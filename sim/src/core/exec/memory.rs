@@ -62,11 +62,20 @@ impl<'a> ExecEnv<'a> {
         inst: &Inst,
         exec: Mask,
     ) -> Result<Option<MemSummary>, Fault> {
+        self.collected(|env| env.exec_memory_lanes(w, inst, exec))
+    }
+
+    /// Run `f`, an instruction's execution, with its device operations collected for the
+    /// component memory system when it runs them (`MemPort::submit`; `core::pending`).
+    pub(super) fn collected<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, Fault>,
+    ) -> Result<T, Fault> {
         if !self.mem.submit {
-            return self.exec_memory_lanes(w, inst, exec);
+            return f(self);
         }
         self.mem.issuing.start();
-        let r = self.exec_memory_lanes(w, inst, exec);
+        let r = f(self);
         self.mem.issuing.collecting = false;
         r
     }

@@ -421,7 +421,7 @@ impl<'a> ExecEnv<'a> {
                 self.exec_tensor(w, inst, exec)?
             }
             Op::WmmaLoad { .. } | Op::WmmaStore { .. } => {
-                out.mem = self.exec_wmma_collected(w, inst, exec)?
+                out.mem = self.collected(|env| env.exec_wmma(w, inst, exec))?
             }
             Op::Ldmatrix { .. } | Op::Stmatrix { .. } => {
                 out.mem = self.exec_matrix(w, inst, exec)?

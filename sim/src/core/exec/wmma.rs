@@ -21,24 +21,7 @@ use crate::core::pending::RegSrc;
 use crate::mem::hierarchy::Txn;
 
 impl<'a> ExecEnv<'a> {
-    /// `exec_wmma`, its global operations collected for the component memory system when it
-    /// runs them (`MemPort::submit`).
-    pub(super) fn exec_wmma_collected(
-        &mut self,
-        w: &mut Warp,
-        inst: &Inst,
-        exec: Mask,
-    ) -> Result<Option<MemSummary>, Fault> {
-        if !self.mem.submit {
-            return self.exec_wmma(w, inst, exec);
-        }
-        self.mem.issuing.start();
-        let r = self.exec_wmma(w, inst, exec);
-        self.mem.issuing.collecting = false;
-        r
-    }
-
-    fn exec_wmma(
+    pub(super) fn exec_wmma(
         &mut self,
         w: &mut Warp,
         inst: &Inst,

@@ -359,24 +359,38 @@ fn per_bank_idle_jumps_agree_with_fine_ticks() {
         "volta-v100",
         &[("dram.t_rfc_pb", "141"), ("dram.refresh", "per-bank")],
     );
-    let mut fine = DramChannel::new(&cfg, 3);
-    let mut coarse = DramChannel::new(&cfg, 3);
-    let a = addr(&cfg, 3, 7, 3);
-    for (i, t) in [(1u64, 100u64), (2, 30_000), (3, 60_001), (4, 60_002)] {
+    let arrivals = [(1u64, 100u64), (2, 30_000), (3, 60_001), (4, 60_002)];
+    let fine = fine_and_coarse_agree(&cfg, 3, &arrivals, 7);
+    assert!(fine.stats().refresh > 100, "{:?}", fine.stats());
+}
+
+/// Reads to one bank of `channel` arriving at the given core cycles, each followed by 29,000
+/// idle cycles, give the same completions and statistics ticked every `step` cycles as in one
+/// jump; the finely ticked channel.
+fn fine_and_coarse_agree(
+    cfg: &Config,
+    channel: u32,
+    arrivals: &[(u64, u64)],
+    step: u64,
+) -> DramChannel {
+    let mut fine = DramChannel::new(cfg, channel);
+    let mut coarse = DramChannel::new(cfg, channel);
+    let a = addr(cfg, channel, 7, 3);
+    for &(i, t) in arrivals {
         fine.push(read(i, a + i * 64, 32), t);
         coarse.push(read(i, a + i * 64, 32), t);
         let (mut x, mut y) = (Vec::new(), Vec::new());
         let mut now = t;
         while now < t + 29_000 {
             fine.tick(now, &mut x);
-            now += 7;
+            now += step;
         }
         coarse.tick(t + 29_000, &mut y);
         fine.tick(t + 29_000, &mut x);
         assert_eq!(x, y);
         assert_eq!(fine.stats(), coarse.stats());
     }
-    assert!(fine.stats().refresh > 100, "{:?}", fine.stats());
+    fine
 }
 
 /// Idle refreshes are computed, not stepped: a jump of 10^12 core cycles is immediate and
@@ -389,23 +403,7 @@ fn idle_jumps_cost_nothing_per_cycle() {
     let mut out = Vec::new();
     ch.tick(1_000_000_000_000, &mut out);
     assert_eq!(ch.stats().refresh, 500_000_000_000 / refi);
-    let mut fine = DramChannel::new(&cfg, 0);
-    let mut coarse = DramChannel::new(&cfg, 0);
-    let a = addr(&cfg, 0, 7, 3);
-    for (i, t) in [(1u64, 100u64), (2, 30_000), (3, 60_001)] {
-        fine.push(read(i, a + i * 64, 32), t);
-        coarse.push(read(i, a + i * 64, 32), t);
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        let mut now = t;
-        while now < t + 29_000 {
-            fine.tick(now, &mut x);
-            now += 3;
-        }
-        coarse.tick(t + 29_000, &mut y);
-        fine.tick(t + 29_000, &mut x);
-        assert_eq!(x, y);
-        assert_eq!(fine.stats(), coarse.stats());
-    }
+    let fine = fine_and_coarse_agree(&cfg, 0, &[(1, 100), (2, 30_000), (3, 60_001)], 3);
     // 89,001 core cycles = 44,500 DRAM cycles: refreshes at 5462, 10924, ..., 43696.
     assert_eq!(fine.stats().refresh, 8);
 }
