@@ -728,3 +728,118 @@ fn write_backs_travel_through_the_components() {
         "each write-back's 4 dirty bytes reach a slice"
     );
 }
+
+/// The TMA engine issues its line requests at `sm.tma.bytes_per_cycle`: lines that hit L2
+/// complete that far apart, with their bytes; its queue is reported, and a copy that only occupies the engine completes when its bytes are through.
+#[test]
+fn the_tma_engine_issues_lines_at_its_rate() {
+    let spread = |rate: &str| {
+        let mut b = Bench::new(config("tiny", &[("sm.tma.bytes_per_cycle", rate)]));
+        let full = all(&b.cfg);
+        // Warm L2 with the lines, so each request costs one L2 hit.
+        for k in 0..16 {
+            let line = b.line(300 + k);
+            b.load(1, "ld.global.cg", line, full);
+        }
+        b.drain();
+        b.done.clear();
+        for k in 0..16 {
+            b.tag += 1;
+            let req = MemRequest {
+                sm: 0,
+                tag: b.tag,
+                prog: program_id("ld.global.cg"),
+                txn: Txn::new(Target::Global, b.line(300 + k), full),
+            };
+            b.sys.submit_tma(req, None, b.now);
+        }
+        b.drain();
+        let mut at: Vec<u64> = b.done.iter().map(|c| c.at).collect();
+        at.sort_unstable();
+        assert_eq!(at.len(), 16);
+        for c in &b.done {
+            let want = b.buffer(c.txn.line, 128);
+            assert_eq!(
+                &c.txn.data[..],
+                &want[..],
+                "the bytes of line {:#x}",
+                c.txn.line
+            );
+        }
+        assert!(
+            b.sys.stats().tma_queue.max >= 14,
+            "the copies waited in the engine"
+        );
+        at[15] - at[0]
+    };
+    // 128 B lines at 32 B/cycle: one every 4 cycles; at 16, every 8 (below tiny's L2 and
+    // crossbar rates, which bind at the engine's default 128 B/cycle).
+    assert_eq!(spread("32"), 15 * 4);
+    assert_eq!(spread("16"), 15 * 8);
+
+    let mut b = Bench::new(config("tiny", &[("sm.tma.bytes_per_cycle", "16")]));
+    let req = MemRequest {
+        sm: 0,
+        tag: 7,
+        prog: program_id("ld.global.cg"),
+        txn: Txn::new(Target::Shared, 0, 0),
+    };
+    let t0 = b.now;
+    b.sys.submit_tma(req, Some(1000), t0);
+    b.drain();
+    assert_eq!(
+        b.completion(7).at,
+        t0 + 63,
+        "1000 bytes at 16 B/cycle: 62.5 cycles"
+    );
+}
+
+/// A fence's `flush` under the component system: the SM's dirty global L1 lines (a config
+/// whose `st.global.wb` writes L1) reach L2 at once in value, and their write-backs travel
+/// the SM's link to their slices as packets.
+#[test]
+fn a_flush_sends_its_write_backs_through_the_links() {
+    let cfg = config(
+        "tiny",
+        &[(
+            "memory_programs.st_global_wb",
+            "writeL1; yield; releaseRegs; end;",
+        )],
+    );
+    let mut b = Bench::new(cfg);
+    for k in 0..4 {
+        let mut st = Txn::new(Target::Global, b.line(k), word(0));
+        st.data[0..4].copy_from_slice(&(k as u32 + 77).to_le_bytes());
+        b.submit(0, "st.global.wb", st);
+    }
+    b.drain();
+    assert_eq!(
+        b.sys.stats().slice_bytes.iter().sum::<u64>(),
+        0,
+        "the lines stay in L1"
+    );
+    let icnt = b.counters[0].icnt_bytes;
+    let side = SmSide {
+        mem: &mut b.mems[0],
+        counters: &mut b.counters[0],
+    };
+    b.sys.flush_l1(0, side, &mut b.global, b.now);
+    assert!(
+        b.sys.in_flight() == 0 && b.sys.next_wake().is_some(),
+        "packets in flight"
+    );
+    b.drain();
+    assert_eq!(b.counters[0].l1_writebacks, 4);
+    assert_eq!(b.counters[0].l1_flushed, 4);
+    assert_eq!(
+        b.counters[0].icnt_bytes - icnt,
+        4 * (8 + 4),
+        "header and 4 bytes each"
+    );
+    assert_eq!(b.sys.stats().slice_bytes.iter().sum::<u64>(), 16);
+    b.sys.backend().sync_host(&mut b.global);
+    for k in 0..4 {
+        let v = b.global.bytes(b.line(k), 4).unwrap();
+        assert_eq!(v, (k as u32 + 77).to_le_bytes(), "line {k}");
+    }
+}

@@ -64,8 +64,8 @@ pub enum MemoryEngineKind {
     Issue,
     /// Operations travel as messages between components with bounded queues — the SM's L1,
     /// the crossbar, L2 slices, DRAM channel controllers — each macro step of its program
-    /// run at its place (`mem::system`); registers are written when the operation completes.
-    /// The TMA's line requests still run at issue against the same caches.
+    /// run at its place (`mem::system`); registers are written when the operation completes,
+    /// and the TMA's line requests go through the SM's TMA engine there.
     Components,
 }
 

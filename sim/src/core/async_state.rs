@@ -38,6 +38,9 @@ pub struct WarpAsync {
     /// The open bulk group (groups below it are committed), per warp as the hardware keeps it.
     pub bulk_group: u64,
     pub bulk_ops: Vec<BulkOp>,
+    /// Groups of the stores still in the component memory system (`tma_job`), one entry per
+    /// copy: a `cp.async.bulk.wait_group` for them does not issue yet.
+    pub bulk_in_flight: Vec<u64>,
     /// Copies issued by the last instruction, for the SM's landing queue.
     pub landings_out: Vec<Landing>,
     /// Shared addresses of mbarriers whose phase the last instruction completed.

@@ -20,6 +20,7 @@ pub mod program;
 pub mod sched;
 pub mod sm;
 pub mod subpart;
+pub mod tma_job;
 pub mod warp;
 pub mod wgmma_state;
 

@@ -15,6 +15,7 @@
 //! the buffers of finished entries are reused, so steady state does not allocate.
 
 use super::program::Program;
+use super::tma_job::TmaJob;
 use super::warp::Warp;
 use crate::mem::hierarchy::{OpProgram, Txn};
 use crate::mem::load_le;
@@ -87,6 +88,12 @@ pub struct Issuing {
     /// Whether the non-device programs (shared, constant, parameter, local tags) wrote the
     /// registers (`RegSrc::Value` depends on it).
     pub values_written: bool,
+    /// A bulk or tensor copy's jobs (one per issuing lane): its operations go to the TMA
+    /// engine, and these complete it.
+    pub jobs: Vec<TmaJob>,
+    /// The instruction (a fence) fires the formal `flush` of the SM's L1, which the memory
+    /// system runs after it issued (`MemorySystem::flush_l1`).
+    pub flush: bool,
 }
 
 impl Issuing {
@@ -104,6 +111,7 @@ impl Issuing {
         self.copies.clear();
         self.ops.clear();
         self.progs.clear();
+        self.jobs.clear();
         self.values_written = true;
     }
 }
@@ -121,6 +129,8 @@ pub struct Pending {
     pub ops: Vec<Txn>,
     pub progs: Vec<OpProgram>,
     pub values_written: bool,
+    /// A TMA copy's jobs (empty: not a copy): its operations go to the SM's TMA engine.
+    pub jobs: Vec<TmaJob>,
     /// Operations not completed yet.
     pub outstanding: u32,
     /// The latest release among completed operations.
@@ -209,6 +219,7 @@ impl InFlight {
         p.copies.clear();
         p.ops.clear();
         p.progs.clear();
+        p.jobs.clear();
         p
     }
 
@@ -255,6 +266,25 @@ pub struct PendingMemory {
     to_submit: Vec<usize>,
 }
 
+/// Where an operation enters the memory system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// The SM's L1 request queue (`MemorySystem::submit`).
+    L1,
+    /// The SM's TMA engine, as a line request (`MemorySystem::submit_tma`).
+    Tma,
+    /// The SM's TMA engine, for this many bytes of engine time only.
+    TmaEngine(u64),
+}
+
+/// `PendingMemory::complete`'s report.
+#[derive(Clone, Copy, Debug)]
+pub struct Completed {
+    pub latency: Option<u64>,
+    pub changed: bool,
+    pub copy_of: Option<usize>,
+}
+
 /// A destination whose value the memory system has not delivered yet.
 const IN_FLIGHT: u64 = u64::MAX;
 
@@ -293,6 +323,10 @@ impl PendingMemory {
         }
         std::mem::swap(&mut p.ops, &mut self.issuing.ops);
         std::mem::swap(&mut p.progs, &mut self.issuing.progs);
+        std::mem::swap(&mut p.jobs, &mut self.issuing.jobs);
+        for j in &p.jobs {
+            j.issued(w);
+        }
         p.values_written = self.issuing.values_written;
         p.outstanding = p.ops.len() as u32;
         p.release = release;
@@ -302,28 +336,41 @@ impl PendingMemory {
         self.serial += 1;
         p.serial = self.serial;
         w.set_ready(writes, IN_FLIGHT, long);
-        w.mem_in_flight += 1;
+        // A copy is asynchronous: fences do not wait for it (its bulk group or mbarrier does).
+        if p.jobs.is_empty() {
+            w.mem_in_flight += 1;
+        }
         let e = self.inflight.insert(p);
         self.to_submit.push(e);
     }
 
-    /// The operations of the instructions held since the last call, each with its handle, in
-    /// issue order (`f(tag, program, operation)`).
-    pub fn take_submissions(&mut self, mut f: impl FnMut(u64, OpProgram, &Txn)) {
+    /// The operations of the instructions held since the last call, each with its handle and
+    /// its way in, in issue order (`f(tag, program, operation, route)`).
+    pub fn take_submissions(&mut self, mut f: impl FnMut(u64, OpProgram, &Txn, Route)) {
         for e in self.to_submit.drain(..) {
             let Some(p) = self.inflight.get_mut(e) else {
                 continue;
             };
             for (k, (txn, prog)) in p.ops.iter().zip(&p.progs).enumerate() {
-                f(tag(e, p.serial, k), *prog, txn);
+                let route = if p.jobs.is_empty() {
+                    Route::L1
+                } else {
+                    match p.jobs.iter().find_map(|j| j.engine_bytes(k)) {
+                        Some(bytes) => Route::TmaEngine(bytes),
+                        None => Route::Tma,
+                    }
+                };
+                f(tag(e, p.serial, k), *prog, txn, route);
             }
         }
     }
 
     /// Operation `tag` completed, reaching the SM at `at`, as `txn`. When it was its
-    /// instruction's last, the registers are written and released; returns the instruction's
-    /// latency if it was a load (`MemCounters::load_latency`) and whether the operation
-    /// changed memory (progress, for livelock detection).
+    /// instruction's last, the registers are written and released (a copy's bytes queued to
+    /// land, its group completed); returns the instruction's latency if it was a load
+    /// (`MemCounters::load_latency`), whether the operation changed memory (progress, for
+    /// livelock detection) and the warp slot of a copy that finished (its landings are in
+    /// the warp's outboxes).
     pub fn complete(
         &mut self,
         tag_: u64,
@@ -331,14 +378,19 @@ impl PendingMemory {
         at: u64,
         warps: &mut [Option<Warp>],
         prog: &Program,
-    ) -> (Option<u64>, bool) {
+    ) -> Completed {
         let (e, serial, k) = untag(tag_);
+        let mut done = Completed {
+            latency: None,
+            changed: txn.changed,
+            copy_of: None,
+        };
         let Some(p) = self
             .inflight
             .get_mut(e)
             .filter(|p| p.serial & 0xFFFF_FFFF == serial && k < p.ops.len())
         else {
-            return (None, txn.changed);
+            return done;
         };
         p.ops[k] = txn.clone();
         if txn.target == crate::mem::hierarchy::Target::Local {
@@ -347,18 +399,25 @@ impl PendingMemory {
         p.release = p.release.max(at);
         p.outstanding -= 1;
         if p.outstanding > 0 {
-            return (None, txn.changed);
+            return done;
         }
         let p = self.inflight.finish(e);
         let ready = (p.release + p.extra).max(p.issued + 1);
         if let Some(w) = warps[p.slot].as_mut() {
             write_back(w, &p, ready, prog);
             land_copies(w, &p, ready);
-            w.mem_in_flight -= 1;
+            if p.jobs.is_empty() {
+                w.mem_in_flight -= 1;
+            } else {
+                for j in &p.jobs {
+                    j.finish(w, &p.ops, ready);
+                }
+                done.copy_of = Some(p.slot);
+            }
         }
-        let latency = p.is_load.then(|| p.release + p.extra - p.issued);
+        done.latency = p.is_load.then(|| p.release + p.extra - p.issued);
         self.inflight.recycle(p);
-        (latency, txn.changed)
+        done
     }
 }
 

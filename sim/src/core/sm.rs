@@ -8,6 +8,7 @@ mod stages;
 use super::cta::{Cta, Release};
 use super::fault::Fault;
 pub(crate) use super::pending::PendingMemory;
+use super::pending::Route;
 use super::program::Program;
 use super::sched::{checked_pick, not_selected, Candidate};
 use super::subpart::SubPartition;
@@ -202,7 +203,7 @@ impl Sm {
         };
         self.order = 0;
         if !self.arrived.is_empty() {
-            self.apply_arrivals(sh, epoch);
+            self.apply_arrivals(cycle, sh, epoch);
         }
         self.land_async_copies(cycle, epoch);
         // No cluster unit, no peer messages: the latency is never used.
@@ -314,15 +315,26 @@ impl Sm {
             }
             if let Some(ms) = engine.system() {
                 let sm = self.id;
-                self.pending.take_submissions(|tag, prog, txn| {
+                self.pending.take_submissions(|tag, prog, txn, route| {
                     let req = crate::mem::system::MemRequest {
                         sm,
                         tag,
                         prog,
                         txn: txn.clone(),
                     };
-                    ms.submit(req, cycle);
+                    match route {
+                        Route::L1 => ms.submit(req, cycle),
+                        Route::Tma => ms.submit_tma(req, None, cycle),
+                        Route::TmaEngine(bytes) => ms.submit_tma(req, Some(bytes), cycle),
+                    }
                 });
+                if std::mem::take(&mut self.pending.issuing.flush) {
+                    let side = crate::mem::system::SmSide {
+                        mem: &mut self.mem,
+                        counters: &mut self.stats.memory,
+                    };
+                    ms.flush_l1(self.id, side, global, cycle);
+                }
             }
         }
         self.deferred = deferred;
@@ -333,25 +345,33 @@ impl Sm {
 
     /// The memory system's completions: registers written and released, the loads' latency
     /// counted, memory changes counted as progress.
-    fn apply_arrivals(&mut self, sh: &Shared, epoch: &mut u64) {
-        for (tag, txn, at) in self.arrived.drain(..) {
-            let (latency, changed) = self
+    fn apply_arrivals(&mut self, cycle: u64, sh: &Shared, epoch: &mut u64) {
+        let arrived = std::mem::take(&mut self.arrived);
+        for (tag, txn, at) in &arrived {
+            let done = self
                 .pending
-                .complete(tag, &txn, at, &mut self.warps, sh.prog);
-            if let Some(l) = latency {
+                .complete(*tag, txn, *at, &mut self.warps, sh.prog);
+            if let Some(l) = done.latency {
                 self.stats.memory.record_load_latency(l);
             }
-            if changed {
+            if done.changed {
                 *epoch += 1;
             }
+            // A finished copy's bytes go to the landing queues (here or at cluster peers).
+            if let Some(slot) = done.copy_of {
+                self.after_async(slot, cycle, sh.prog);
+            }
         }
+        self.arrived = arrived;
+        self.arrived.clear();
     }
 
     /// Why warp `slot`'s picked instruction cannot go to the component memory system now: its
     /// L1 request queue is full (a load, store or atomic on device memory), it is a fence
     /// and the warp's earlier operations have not all completed (Habermaier §5.6: no thread
     /// proceeds past a pending membar) — the fence's L1 flush must come after them —, or it
-    /// is a `cp.async.wait_group` whose groups still have reads in flight.
+    /// is a `cp.async.wait_group` whose groups still have reads in flight (a
+    /// `cp.async.bulk.wait_group`, stores).
     fn held_back(
         &self,
         slot: usize,
@@ -386,13 +406,23 @@ impl Sm {
                     .any(|&g| g < older)
                     .then_some(Stall::Membar)
             }
+            // Likewise a bulk wait for groups whose stores are still in flight (`.read` too:
+            // the engine's reads of shared memory are not reported apart from its writes).
+            Op::CpAsyncBulkWait { n, .. } => {
+                let older = w.hopper.bulk_group.saturating_sub(*n as u64);
+                w.hopper
+                    .bulk_in_flight
+                    .iter()
+                    .any(|&g| g < older)
+                    .then_some(Stall::Membar)
+            }
             _ => None,
         }
     }
 
     /// Whether warp `slot`'s next instruction reaches the memory system (under the component
-    /// memory system, `cp.async.wait_group` too: whether it may issue depends on completions,
-    /// which the exchange has seen).
+    /// memory system, `cp.async.wait_group` and `cp.async.bulk.wait_group` too: whether they
+    /// may issue depends on completions, which the exchange has seen).
     fn reaches_memory_system(&self, slot: usize, sh: &Shared) -> bool {
         let Some(w) = &self.warps[slot] else {
             return false;
@@ -400,7 +430,11 @@ impl Sm {
         let components = sh.cfg.memory_engine == crate::config::MemoryEngineKind::Components;
         stages::fetch(w, sh.prog).is_some_and(|at| {
             super::exec::uses_memory_system(&at.inst.op)
-                || (components && matches!(at.inst.op, gpusim_isa::Op::CpAsyncWait { .. }))
+                || (components
+                    && matches!(
+                        at.inst.op,
+                        gpusim_isa::Op::CpAsyncWait { .. } | gpusim_isa::Op::CpAsyncBulkWait { .. }
+                    ))
         })
     }
 

@@ -61,6 +61,8 @@ pub struct DramReport {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MemorySystemReport {
     pub l1_request_queue: QueueReport,
+    /// Each SM's TMA engine queue (line requests not issued yet).
+    pub tma_queue: QueueReport,
     pub sm_links: QueueReport,
     pub slice_queue: QueueReport,
     pub slice_links: QueueReport,
@@ -103,6 +105,7 @@ impl MemorySystemReport {
         d.write_queue_mean = ratio(wq, elapsed);
         MemorySystemReport {
             l1_request_queue: QueueReport::of(&s.l1_queue, c),
+            tma_queue: QueueReport::of(&s.tma_queue, c),
             sm_links: QueueReport::of(&s.sm_links, c),
             slice_queue: QueueReport::of(&s.slice_queue, c),
             slice_links: QueueReport::of(&s.slice_links, c),

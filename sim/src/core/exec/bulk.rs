@@ -9,17 +9,22 @@
 //! came back, where they also complete the mbarrier's transactions. A store reads shared
 //! memory at issue and its bulk group completes when its last line is written; a reduction
 //! reads each line, combines and writes it back in one step (atomic with respect to every
-//! other access, as `.add` requires).
+//! other access, as `.add` requires): the `red.global` program, its `atomOp` combining the
+//! whole line (`hierarchy::LineReduce`).
+//!
+//! Under the component memory system (`memory_engine: components`) the copy's line requests
+//! go to the SM's TMA engine there (`mem::system::tma`), which issues them into the L1 at its
+//! rate as the L1 takes them; what completes the copy — the bytes landing, the bulk group done
+//! — waits in a job (`core::tma_job`) until the last line has completed.
 
 use super::memory::{Prog, Timing};
 use super::*;
 use crate::core::async_state::BulkOp;
 use crate::core::landing::Landing;
+use crate::core::tma_job::{gather_runs, land_in, Run, TmaJob};
+use crate::mem::hierarchy::{LineReduce, OpProgram, Target, Txn};
 use gpusim_isa::semantics::tensor_map::{TensorMap, TmaType, TENSOR_MAP_BYTES};
 use gpusim_isa::semantics::Swizzle;
-
-/// A run of bytes: (offset in the shared image, global address, length).
-type Run = (u64, u64, u64);
 
 impl<'a> ExecEnv<'a> {
     pub(super) fn exec_bulk(&mut self, w: &mut Warp, inst: &Inst, exec: Mask) -> Result<(), Fault> {
@@ -53,11 +58,12 @@ impl<'a> ExecEnv<'a> {
                 size,
                 mbar,
                 multicast,
-            } => {
+            } => self.collected(|env| {
                 for l in lanes(exec) {
-                    self.bulk_copy(w, inst, l, *dir, (dst, src), size, mbar, multicast)?;
+                    env.bulk_copy(w, inst, l, *dir, (dst, src), size, mbar, multicast)?;
                 }
-            }
+                Ok(())
+            })?,
             Op::CpAsyncBulkTensor {
                 dir,
                 rank,
@@ -66,24 +72,25 @@ impl<'a> ExecEnv<'a> {
                 coords,
                 mbar,
                 multicast,
-            } => {
+            } => self.collected(|env| {
                 for l in lanes(exec) {
-                    let map = self.tensor_map(w, inst, l, tmap, *rank)?;
+                    let map = env.tensor_map(w, inst, l, tmap, *rank)?;
                     let c: Vec<i64> = coords[..*rank as usize]
                         .iter()
-                        .map(|o| self.val(w, o, l) as u32 as i32 as i64)
+                        .map(|o| env.val(w, o, l) as u32 as i32 as i64)
                         .collect();
                     match dir {
                         TensorDir::Load => {
-                            self.tensor_load(w, inst, l, &map, &c, smem, mbar, multicast)?
+                            env.tensor_load(w, inst, l, &map, &c, smem, mbar, multicast)?
                         }
-                        TensorDir::Store => self.tensor_store(w, inst, l, &map, &c, smem, None)?,
+                        TensorDir::Store => env.tensor_store(w, inst, l, &map, &c, smem, None)?,
                         TensorDir::Reduce(r) => {
-                            self.tensor_store(w, inst, l, &map, &c, smem, Some(*r))?
+                            env.tensor_store(w, inst, l, &map, &c, smem, Some(*r))?
                         }
                     }
                 }
-            }
+                Ok(())
+            })?,
             _ => unreachable!("`execute` dispatches only bulk copies here"),
         }
         Ok(())
@@ -126,29 +133,138 @@ impl<'a> ExecEnv<'a> {
         match dir {
             BulkDir::SharedToGlobal => {
                 let data = self.shared[s as usize..(s + n) as usize].to_vec();
-                let run = [(0, d, n)];
-                let (read_done, done) = self.write_runs(w, inst, l, &run, &data, None)?;
-                let group = w.hopper.bulk_group;
-                w.hopper.bulk_ops.push(BulkOp {
-                    group,
-                    read_done,
-                    done,
-                });
+                self.store_runs(w, inst, l, &[(0, d, n)], &data, None)?;
             }
-            BulkDir::GlobalToShared | BulkDir::SharedToCluster => {
+            BulkDir::GlobalToShared => {
                 let mbar = mbar.as_ref().expect("parsed with its mbarrier");
                 let (bar_rank, bar) = self.mbar_target(w, inst, Space::Shared, mbar, l)?;
                 let ranks = self.destinations(w, inst, l, multicast, (d_rank, bar_rank))?;
-                let mut data = vec![0u8; n as usize];
-                let back = if dir == BulkDir::GlobalToShared {
-                    self.read_runs(w, inst, l, &[(0, s, n)], &mut data)?
+                let landing = self.landing(w, d, vec![0u8; n as usize], Swizzle::None, bar);
+                self.load_runs(w, inst, l, vec![(0, s, n)], landing, &ranks)?;
+            }
+            BulkDir::SharedToCluster => {
+                let mbar = mbar.as_ref().expect("parsed with its mbarrier");
+                let (bar_rank, bar) = self.mbar_target(w, inst, Space::Shared, mbar, l)?;
+                let ranks = self.destinations(w, inst, l, multicast, (d_rank, bar_rank))?;
+                let data = self.shared[s as usize..(s + n) as usize].to_vec();
+                let mut landing = self.landing(w, d, data, Swizzle::None, bar);
+                if self.submitting() {
+                    // Only the engine's time: its one operation moves no global memory.
+                    let op = self
+                        .mem
+                        .issuing
+                        .push_op(cg_program("ld"), Txn::new(Target::Shared, 0, 0))
+                        as usize;
+                    self.mem.issuing.jobs.push(TmaJob::Land {
+                        ops: op..op + 1,
+                        runs: Vec::new(),
+                        line_bytes: self.mem.sm.l1.line_bytes(),
+                        landing: Box::new(landing),
+                        ranks,
+                        latency: self.tma().latency as u64,
+                        engine: Some(n),
+                    });
                 } else {
-                    data.copy_from_slice(&self.shared[s as usize..(s + n) as usize]);
-                    self.engine_slots(n).1
-                };
-                self.land_at(w, &ranks, (back, d, data, Swizzle::None, bar));
+                    landing.ready = self.engine_slots(n).1 + self.tma().latency as u64;
+                    land_in(w, &ranks, landing);
+                }
             }
         }
+        Ok(())
+    }
+
+    /// Under the component memory system: a copy's operations go to the TMA engine.
+    fn submitting(&self) -> bool {
+        self.mem.submit && self.mem.issuing.collecting
+    }
+
+    /// The landing of `data` at shared address `base` through `swizzle`, completing barrier
+    /// `bar`, in the issuing warp's CTA (ready time set by the caller).
+    fn landing(&self, w: &Warp, base: u64, data: Vec<u8>, swizzle: Swizzle, bar: u64) -> Landing {
+        Landing {
+            cta: w.cta,
+            base,
+            data,
+            swizzle,
+            mbar: Some(bar),
+            ..Landing::control(0)
+        }
+    }
+
+    /// Read `runs` of global memory into `landing`'s bytes and land them in each CTA of
+    /// `ranks` the engine's latency after the last line came back: at issue, or (component
+    /// memory system) through the TMA engine and a job.
+    #[allow(clippy::too_many_arguments)]
+    fn load_runs(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        l: usize,
+        runs: Vec<Run>,
+        mut landing: Landing,
+        ranks: &[Option<u32>],
+    ) -> Result<(), Fault> {
+        let latency = self.tma().latency as u64;
+        let lines = self.checked_lines(w, inst, l, &runs, "TMA load")?;
+        if lines.is_empty() {
+            // Nothing to read (a box wholly out of bounds): only the fill lands.
+            landing.ready = self.cycle + 1 + latency;
+            land_in(w, ranks, landing);
+            return Ok(());
+        }
+        if self.submitting() {
+            let first = self.mem.issuing.ops.len();
+            for &(line, m) in &lines {
+                let txn = Txn::new(Target::Global, line, m);
+                self.mem.issuing.push_op(cg_program("ld"), txn);
+            }
+            self.mem.issuing.jobs.push(TmaJob::Land {
+                ops: first..first + lines.len(),
+                runs,
+                line_bytes: self.mem.sm.l1.line_bytes(),
+                landing: Box::new(landing),
+                ranks: ranks.to_vec(),
+                latency,
+                engine: None,
+            });
+            return Ok(());
+        }
+        let back = self.read_runs(w, inst, l, &lines, &runs, &mut landing.data)?;
+        landing.ready = back + latency;
+        land_in(w, ranks, landing);
+        Ok(())
+    }
+
+    /// Write `runs` of `data` to global memory (combined with the current values under
+    /// `reduce`), in the warp's open bulk group: at issue, or (component memory system)
+    /// through the TMA engine and a job.
+    fn store_runs(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        l: usize,
+        runs: &[Run],
+        data: &[u8],
+        reduce: Option<(TmaReduce, TmaType)>,
+    ) -> Result<(), Fault> {
+        let group = w.hopper.bulk_group;
+        if self.submitting() {
+            let lines = self.checked_lines(w, inst, l, runs, "TMA store")?;
+            for &(line, m) in &lines {
+                let txn = line_txn((line, m), self.mem.sm.l1.line_bytes(), runs, data, reduce);
+                self.mem.issuing.push_op(store_program(reduce), txn);
+            }
+            if !lines.is_empty() {
+                self.mem.issuing.jobs.push(TmaJob::Store { group });
+            }
+            return Ok(());
+        }
+        let (read_done, done) = self.write_runs(w, inst, l, runs, data, reduce)?;
+        w.hopper.bulk_ops.push(BulkOp {
+            group,
+            read_done,
+            done,
+        });
         Ok(())
     }
 
@@ -181,40 +297,8 @@ impl<'a> ExecEnv<'a> {
         }
         let mut runs = Vec::new();
         map.for_each_run(coords, |o, a, n| runs.push((o, a, n)));
-        let back = if runs.is_empty() {
-            self.cycle + 1
-        } else {
-            self.read_runs(w, inst, l, &runs, &mut data)?
-        };
-        self.land_at(w, &ranks, (back, base, data, map.swizzle, bar));
-        Ok(())
-    }
-
-    /// Deliver a copy's bytes — its last line came `back` at that cycle; they land the engine's
-    /// latency later at `base` through `swizzle` and complete barrier `bar` — to each CTA of
-    /// `ranks` (None: this CTA), the same bytes and barrier offset in each (multicast writes
-    /// every destination at the same CTA-relative place).
-    fn land_at(
-        &self,
-        w: &mut Warp,
-        ranks: &[Option<u32>],
-        (back, base, data, swizzle, bar): (u64, u64, Vec<u8>, Swizzle, u64),
-    ) {
-        let l = Landing {
-            cta: w.cta,
-            base,
-            data,
-            swizzle,
-            mbar: Some(bar),
-            ..Landing::control(back + self.tma().latency as u64)
-        };
-        for r in ranks {
-            let copy = l.clone();
-            match r {
-                None => w.hopper.landings_out.push(copy),
-                Some(rank) => w.hopper.remote_out.push((*rank, copy)),
-            }
-        }
+        let landing = self.landing(w, base, data, map.swizzle, bar);
+        self.load_runs(w, inst, l, runs, landing, &ranks)
     }
 
     /// The CTAs a copy lands in: each rank of the multicast mask, or the destination's CTA
@@ -303,14 +387,7 @@ impl<'a> ExecEnv<'a> {
         let mut runs = Vec::new();
         map.for_each_run(coords, |o, a, n| runs.push((o, a, n)));
         let red = reduce.map(|r| (r, map.dtype));
-        let (read_done, done) = self.write_runs(w, inst, l, &runs, &data, red)?;
-        let group = w.hopper.bulk_group;
-        w.hopper.bulk_ops.push(BulkOp {
-            group,
-            read_done,
-            done,
-        });
-        Ok(())
+        self.store_runs(w, inst, l, &runs, &data, red)
     }
 
     /// The tensor map at `tmap` (in parameter, constant or global memory, or a generic address
@@ -495,26 +572,27 @@ impl<'a> ExecEnv<'a> {
         lines
     }
 
-    /// The lines of `runs` (bounds-checked: `what` names the access in a fault) and the
-    /// engine's slots for them: (lines, first slot, the cycle after the last).
-    #[allow(clippy::type_complexity)]
-    fn engine_lines(
-        &mut self,
+    /// The lines of `runs`, bounds-checked (`what` names the access in a fault).
+    fn checked_lines(
+        &self,
         w: &Warp,
         inst: &Inst,
         l: usize,
         runs: &[Run],
         what: &str,
-    ) -> Result<(Vec<(u64, crate::mem::cache::Mask)>, u64, u64), Fault> {
+    ) -> Result<Vec<(u64, crate::mem::cache::Mask)>, Fault> {
         for &(_, a, n) in runs {
             if self.global().bytes(a, n).is_none() {
                 return Err(self.access_fault_at(w, inst, l, a, n, what));
             }
         }
-        let lines = self.lines_of(runs);
+        Ok(self.lines_of(runs))
+    }
+
+    /// The engine's slots for `lines` lines from now: (first slot, the cycle after the last).
+    fn engine_lines(&mut self, lines: usize) -> (u64, u64) {
         let lb = self.mem.sm.l1.line_bytes();
-        let (start, end) = self.engine_slots(lines.len() as u64 * lb);
-        Ok((lines, start, end))
+        self.engine_slots(lines as u64 * lb)
     }
 
     /// The cycle the engine issues its `k`-th line request of a copy starting at `start`.
@@ -522,17 +600,18 @@ impl<'a> ExecEnv<'a> {
         start + (k as u64 * self.mem.sm.l1.line_bytes()) / self.tma().bytes_per_cycle as u64
     }
 
-    /// Read `runs` through the engine into `out` (offsets of the runs); returns the cycle the
-    /// last line came back.
+    /// Read `lines` (those of `runs`) through the engine at issue into `out` (offsets of the
+    /// runs); returns the cycle the last line came back.
     fn read_runs(
         &mut self,
         w: &Warp,
         inst: &Inst,
         l: usize,
+        lines: &[(u64, crate::mem::cache::Mask)],
         runs: &[Run],
         out: &mut [u8],
     ) -> Result<u64, Fault> {
-        let (lines, start, _) = self.engine_lines(w, inst, l, runs, "TMA load")?;
+        let (start, _) = self.engine_lines(lines.len());
         let lb = self.mem.sm.l1.line_bytes();
         let prog = cg_program("ld");
         let mut t = Timing {
@@ -550,22 +629,15 @@ impl<'a> ExecEnv<'a> {
             t.add(r?);
             got.push((line, txn.data, txn.wrote_regs));
         }
-        for &(o, a, n) in runs {
-            let mut x = a;
-            while x < a + n {
-                let line = x - x % lb;
-                let hi = (a + n).min(line + lb);
-                let j = got
-                    .binary_search_by_key(&line, |g| g.0)
-                    .expect("every run's line was read");
-                if got[j].2 {
-                    let (s, e) = ((x - line) as usize, (hi - line) as usize);
-                    let d = (o + x - a) as usize;
-                    out[d..d + e - s].copy_from_slice(&got[j].1[s..e]);
-                }
-                x = hi;
-            }
-        }
+        gather_runs(
+            runs,
+            lb,
+            |line| {
+                let j = got.binary_search_by_key(&line, |g| g.0).ok()?;
+                got[j].2.then_some(&got[j].1)
+            },
+            out,
+        );
         Ok(t.release)
     }
 
@@ -580,8 +652,10 @@ impl<'a> ExecEnv<'a> {
         data: &[u8],
         reduce: Option<(TmaReduce, TmaType)>,
     ) -> Result<(u64, u64), Fault> {
-        let (lines, start, end) = self.engine_lines(w, inst, l, runs, "TMA store")?;
-        let (ld, st) = (cg_program("ld"), cg_program("st"));
+        let lines = self.checked_lines(w, inst, l, runs, "TMA store")?;
+        let (start, end) = self.engine_lines(lines.len());
+        let prog = store_program(reduce);
+        let lb = self.mem.sm.l1.line_bytes();
         let mut t = Timing {
             release: self.cycle,
             end: self.cycle,
@@ -589,63 +663,15 @@ impl<'a> ExecEnv<'a> {
         let now = self.cycle;
         for (k, &(line, m)) in lines.iter().enumerate() {
             self.cycle = self.engine_slot(start, k);
-            let r = self.write_line(w, inst, l, (line, m), runs, data, reduce, (ld, st));
+            let mut txn = line_txn((line, m), lb, runs, data, reduce);
+            let r = self.run_txn(w, inst, prog, &mut txn, l);
             self.cycle = now;
             t.add(r?);
+            if txn.changed {
+                *self.epoch += 1;
+            }
         }
         Ok((end, t.end.max(t.release)))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn write_line(
-        &mut self,
-        w: &Warp,
-        inst: &Inst,
-        l: usize,
-        (line, m): (u64, crate::mem::cache::Mask),
-        runs: &[Run],
-        data: &[u8],
-        reduce: Option<(TmaReduce, TmaType)>,
-        (ld, st): (
-            crate::mem::hierarchy::OpProgram,
-            crate::mem::hierarchy::OpProgram,
-        ),
-    ) -> Result<crate::mem::hierarchy::Done, Fault> {
-        use crate::mem::hierarchy::{Target, Txn};
-        let lb = self.mem.sm.l1.line_bytes();
-        let mut txn = Txn::new(Target::Global, line, m);
-        let mut t = Timing {
-            release: self.cycle,
-            end: self.cycle,
-        };
-        let mut old = [0u8; 128];
-        if reduce.is_some() {
-            let mut rd = Txn::new(Target::Global, line, m);
-            t.add(self.run_txn(w, inst, ld, &mut rd, l)?);
-            old = rd.data;
-            self.cycle = t.release;
-        }
-        for &(o, a, n) in runs {
-            let (lo, hi) = (a.max(line), (a + n).min(line + lb));
-            if lo >= hi {
-                continue;
-            }
-            let src = &data[(o + lo - a) as usize..(o + hi - a) as usize];
-            let dst = &mut txn.data[(lo - line) as usize..(hi - line) as usize];
-            dst.copy_from_slice(src);
-            if let Some((r, ty)) = reduce {
-                let cur = &old[(lo - line) as usize..(hi - line) as usize];
-                combine(r, ty, dst, cur);
-            }
-        }
-        t.add(self.run_txn(w, inst, st, &mut txn, l)?);
-        if txn.changed {
-            *self.epoch += 1;
-        }
-        Ok(crate::mem::hierarchy::Done {
-            release: t.release,
-            end: t.end,
-        })
     }
 
     fn access_fault_at(
@@ -680,12 +706,54 @@ fn fill_nan(data: &mut [u8], ty: TmaType) {
     }
 }
 
-/// `dst = dst ⊕ cur` element-wise for a reduction of elements of `ty` (both slices hold whole
-/// elements: runs start and end on element boundaries).
-fn combine(r: TmaReduce, ty: TmaType, dst: &mut [u8], cur: &[u8]) {
-    use gpusim_isa::semantics as sem;
-    let es = ty.bytes() as usize;
-    let aty = match ty {
+/// Line `line`'s operation of a bulk store (bytes `m`) of `runs` of `data`: the bytes to
+/// write, or under `reduce` the operands its `atomOp` combines with the line's values.
+fn line_txn(
+    (line, m): (u64, crate::mem::cache::Mask),
+    lb: u64,
+    runs: &[Run],
+    data: &[u8],
+    reduce: Option<(TmaReduce, TmaType)>,
+) -> Txn {
+    let mut txn = Txn::new(Target::Global, line, m);
+    let mut bytes = [0u8; 128];
+    for &(o, a, n) in runs {
+        let (lo, hi) = (a.max(line), (a + n).min(line + lb));
+        if lo < hi {
+            bytes[(lo - line) as usize..(hi - line) as usize]
+                .copy_from_slice(&data[(o + lo - a) as usize..(o + hi - a) as usize]);
+        }
+    }
+    match reduce {
+        None => txn.data = bytes,
+        Some((r, ty)) => {
+            txn.reduce = Some(Box::new(LineReduce {
+                op: reduce_op(r),
+                ty: element_type(ty),
+                operand: bytes,
+            }))
+        }
+    }
+    txn
+}
+
+/// The atomic function of a bulk reduction.
+fn reduce_op(r: TmaReduce) -> AtomOp {
+    match r {
+        TmaReduce::Add => AtomOp::Add,
+        TmaReduce::Min => AtomOp::Min,
+        TmaReduce::Max => AtomOp::Max,
+        TmaReduce::Inc => AtomOp::Inc,
+        TmaReduce::Dec => AtomOp::Dec,
+        TmaReduce::And => AtomOp::And,
+        TmaReduce::Or => AtomOp::Or,
+        TmaReduce::Xor => AtomOp::Xor,
+    }
+}
+
+/// The element type a tensor's elements reduce as (`tf32` as `f32`).
+fn element_type(ty: TmaType) -> Type {
+    match ty {
         TmaType::U8 => Type::U8,
         TmaType::U16 => Type::U16,
         TmaType::U32 => Type::U32,
@@ -696,30 +764,21 @@ fn combine(r: TmaReduce, ty: TmaType, dst: &mut [u8], cur: &[u8]) {
         TmaType::Bf16 => Type::Bf16,
         TmaType::F32 | TmaType::Tf32 => Type::F32,
         TmaType::F64 => Type::F64,
-    };
-    let op = match r {
-        TmaReduce::Add => AtomOp::Add,
-        TmaReduce::Min => AtomOp::Min,
-        TmaReduce::Max => AtomOp::Max,
-        TmaReduce::Inc => AtomOp::Inc,
-        TmaReduce::Dec => AtomOp::Dec,
-        TmaReduce::And => AtomOp::And,
-        TmaReduce::Or => AtomOp::Or,
-        TmaReduce::Xor => AtomOp::Xor,
-    };
-    for (d, c) in dst.chunks_mut(es).zip(cur.chunks(es)) {
-        let mut a = [0u8; 8];
-        let mut b = [0u8; 8];
-        a[..es].copy_from_slice(c);
-        b[..es].copy_from_slice(d);
-        let v = sem::atomic(op, aty, u64::from_le_bytes(a), u64::from_le_bytes(b), 0);
-        d.copy_from_slice(&v.to_le_bytes()[..es]);
+    }
+}
+
+/// The program a bulk store's line runs: `st.global.cg`, or for a reduction `red.global`
+/// (the read, combine and write one step at L2, atomic as `.add` requires).
+fn store_program(reduce: Option<(TmaReduce, TmaType)>) -> OpProgram {
+    match reduce {
+        None => cg_program("st"),
+        Some(_) => crate::mem::hierarchy::program_id("red.global"),
     }
 }
 
 /// The `ld.global.cg` / `st.global.cg` program the engine's line requests run (TMA reads and
 /// writes at L2).
-fn cg_program(kind: &'static str) -> crate::mem::hierarchy::OpProgram {
+fn cg_program(kind: &'static str) -> OpProgram {
     Prog {
         kind,
         cop: Some(CacheOp::Cg),

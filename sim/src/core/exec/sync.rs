@@ -139,8 +139,14 @@ impl<'a> ExecEnv<'a> {
         }
     }
 
-    /// The formal `flush` of this SM's L1 (dirty global lines written back, all dropped).
+    /// The formal `flush` of this SM's L1 (dirty global lines written back, all dropped):
+    /// here, or under the component memory system by it, whose links then carry the
+    /// write-backs (`Issuing::flush`).
     pub(super) fn flush_l1(&mut self) {
+        if self.mem.submit {
+            self.mem.issuing.flush = true;
+            return;
+        }
         let (Some(back), Some(global)) = (self.mem.back.as_deref_mut(), self.global.as_deref_mut())
         else {
             unreachable!("fences run in the memory exchange (`uses_memory_system`)");
@@ -152,6 +158,7 @@ impl<'a> ExecEnv<'a> {
             global,
             self.cycle,
             self.mem.counters,
+            &mut crate::mem::hierarchy::Timing::Calendars,
         );
     }
 }

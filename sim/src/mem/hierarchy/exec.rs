@@ -359,7 +359,7 @@ pub fn run(
             Stepped::Ended(d) => return Ok(d),
             Stepped::Blocked | Stepped::Waiting => {
                 return bottom(
-                    "the program must wait for a line or lock that another operation in flight holds, and a program run at issue cannot wait (under `memory_engine: components`, the TMA's line requests still run their programs at issue: docs/memory.md); or it waits for one it holds itself",
+                    "the program must wait for a line or lock that another operation in flight holds, and a program run at issue cannot wait; or it waits for one it holds itself",
                 )
             }
         }
@@ -1305,6 +1305,10 @@ impl Run<'_, '_, '_> {
         if self.txn.target == Target::Shared {
             return Ok(());
         }
+        if let Some(r) = self.txn.reduce.as_deref() {
+            reduce_line(r, self.txn.bytes, &mut self.txn.data);
+            return Ok(());
+        }
         let Some(a) = self.txn.atomic.as_mut() else {
             return bottom("`atomOp` in a program for an operation that is not an atomic");
         };
@@ -1581,4 +1585,19 @@ pub(super) fn write_back_l2(
     c.dram_writes += 1;
     back.slices[slice].line_mut(i).dirty = 0;
     c.l2_writebacks += 1;
+}
+
+/// `data = data ⊕ operand` for each element of a line reduction under `bytes` (whole
+/// elements: a bulk reduction's runs start and end on element boundaries).
+fn reduce_line(r: &super::LineReduce, bytes: crate::mem::cache::Mask, data: &mut [u8; 128]) {
+    let es = r.ty.size() as usize;
+    for o in (0..128).step_by(es) {
+        if bytes >> o & 1 == 0 {
+            continue;
+        }
+        let old = crate::mem::load_le(&data[o..o + es]);
+        let b = crate::mem::load_le(&r.operand[o..o + es]);
+        let new = gpusim_isa::semantics::atomic(r.op, r.ty, old, b, 0);
+        crate::mem::store_le(&mut data[o..o + es], new);
+    }
 }

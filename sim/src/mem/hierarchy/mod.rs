@@ -20,7 +20,7 @@ mod txn;
 pub use exec::{
     run, step, step_timed, Ctx, Done, OpState, ProgramError, Stepped, Timing, Traffic, Wait,
 };
-pub use txn::{AtomicArgs, Target, Txn};
+pub use txn::{AtomicArgs, LineReduce, Target, Txn};
 
 use crate::config::Config;
 use crate::mem::cache::{Cache, INVALID};
@@ -320,6 +320,7 @@ pub fn flush_l1_global(
     global: &mut GlobalMemory,
     now: u64,
     counters: &mut MemCounters,
+    tm: &mut Timing,
 ) {
     // Fences can be frequent (`__threadfence` in a loop): walk the ways without collecting.
     for i in 0..m.l1.n_ways() {
@@ -329,17 +330,7 @@ pub fn flush_l1_global(
         }
         // A write-back that finds no room in L2 now leaves the line for a later flush.
         if m.l1.line(i).dirty != 0
-            && exec::write_back_l1(
-                back,
-                m,
-                sm,
-                global,
-                i,
-                now,
-                counters,
-                &mut Timing::Calendars,
-            )
-            .is_err()
+            && exec::write_back_l1(back, m, sm, global, i, now, counters, tm).is_err()
         {
             continue;
         }

@@ -35,6 +35,16 @@ pub struct AtomicArgs {
     pub old: u64,
 }
 
+/// A bulk reduction of one line (`cp.reduce.async.bulk`): `atomOp` combines every element of
+/// `ty` under the operation's byte mask, `old ⊕ operand`, into `Txn::data` (the new line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineReduce {
+    pub op: AtomOp,
+    pub ty: Type,
+    /// The source bytes, at line offsets.
+    pub operand: [u8; 128],
+}
+
 /// One memory operation in flight.
 #[derive(Clone, Debug)]
 pub struct Txn {
@@ -47,6 +57,8 @@ pub struct Txn {
     /// `v_io`: the line's bytes as read (loads) or to write (stores), at line offsets.
     pub data: [u8; 128],
     pub atomic: Option<AtomicArgs>,
+    /// A whole-line reduction's operands (boxed: rare, and `Txn` travels by value).
+    pub reduce: Option<Box<LineReduce>>,
     /// Shared-memory banks an atomic locks (`lock` / `unlock`).
     pub banks: Mask,
     /// Set by `writeToRegs`: the destination registers receive `data` (or `old`).
@@ -64,6 +76,7 @@ impl Txn {
             bytes,
             data: [0; 128],
             atomic: None,
+            reduce: None,
             banks: 0,
             wrote_regs: false,
             changed: false,

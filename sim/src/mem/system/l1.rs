@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 
 use super::blocked::Blocked;
 use super::link::{Link, Port};
+use super::tma::TmaStage;
 use super::{Env, Here, MemFault, MemorySystem, Next, Rotation, HEADER};
 use crate::config::Config;
 use crate::mem::hierarchy::{Target, Wait};
@@ -41,6 +42,10 @@ pub(super) struct L1Stage {
     pub in_port: Port,
     /// The last cycle the L1 took an operation (+1; 0: never).
     taken: u64,
+    /// `l1.request_queue`.
+    capacity: usize,
+    /// The SM's TMA engine, feeding the request queue (`tma`).
+    pub tma: TmaStage,
 }
 
 impl L1Stage {
@@ -59,6 +64,11 @@ impl L1Stage {
             ),
             in_port: Port::new(port, 1),
             taken: 0,
+            capacity: cfg.l1.request_queue as usize,
+            tma: TmaStage::new(
+                cfg.sm.tma.as_ref().map_or(0, |t| t.bytes_per_cycle),
+                cfg.l1.line_bytes as u64,
+            ),
         }
     }
 
@@ -73,9 +83,10 @@ impl L1Stage {
         self.out.front().is_some_and(|&(at, _)| at <= now)
     }
 
-    /// Nothing queued, blocked, leaving or on the link.
+    /// Nothing queued (here or at the TMA engine), blocked, leaving or on the link.
     pub fn is_idle(&self) -> bool {
-        self.queue.is_empty()
+        self.tma.is_empty()
+            && self.queue.is_empty()
             && self.blocked.is_empty()
             && self.out.is_empty()
             && self.link.len() == 0
@@ -89,14 +100,16 @@ impl L1Stage {
         if let Some(&(submitted, _)) = self.queue.front() {
             t = t.min(self.taken.max(submitted));
         }
-        t
+        t.min(self.tma.next_wake(self.occupancy() < self.capacity))
     }
 }
 
 impl MemorySystem {
-    /// SM `sm`'s L1 in cycle `c`: send what is due, then take one operation.
+    /// SM `sm`'s L1 in cycle `c`: send what is due, let the TMA engine issue, then take one
+    /// operation.
     pub(super) fn l1_cycle(&mut self, sm: usize, c: u64, env: &mut Env) -> Result<(), MemFault> {
         self.l1_send(sm, c, env);
+        self.tma_cycle(sm, c);
         let l1 = &self.l1s[sm];
         if l1.stuck(c) {
             self.stats.l1_held_cycles += 1;

@@ -7,6 +7,7 @@
 //! SM ──submit──> L1 request queue ─(L1, l1)─> SM link (icnt i) ─> slice queue ─> slice
 //!   slice ─(s)─> slice link (icnt i) ─> L1 (fill) ─> completion
 //!   slice ──> DRAM link (⌊d/2⌋) ─> channel (dram_ctrl) ─done─> (⌈d/2⌉) ─> slice
+//! SM ──submit_tma──> TMA engine (tma) ─(bytes_per_cycle)─> L1 request queue
 //! ```
 //!
 //! Latencies (`Latencies`), exact when unloaded: an L1 visit costs `l1 = l1.hit_latency`
@@ -50,6 +51,7 @@ mod link;
 mod op;
 mod slice;
 mod stats;
+mod tma;
 
 pub use stats::{MemSystemStats, QueueStats};
 
@@ -304,9 +306,35 @@ impl MemorySystem {
     /// of one SM are taken in submission order; operations of different SMs never wait for
     /// each other in the queue, so the order of `submit` calls across SMs does not matter.
     pub fn submit(&mut self, req: MemRequest, now: u64) {
+        let sm = req.sm as usize;
+        let id = self.insert_op(req, now);
+        self.l1s[sm].queue.push_back((now + ISSUE_TO_L1, id));
+        self.l1_on.set(sm);
+        // The L1's wake can only come earlier; nothing else changed.
+        let w = self.l1s[sm].next_wake().max(self.cycle);
+        self.wake = Some(self.wake.map_or(w, |t| t.min(w)));
+    }
+
+    /// Hand a TMA line request (`engine: None`) or a copy that only occupies the engine for
+    /// `engine` bytes to SM `req.sm`'s TMA engine at core cycle `now` (`tma`): it waits there
+    /// until the engine issues it, without limit. Call it before `tick(now)`.
+    pub fn submit_tma(&mut self, req: MemRequest, engine: Option<u64>, now: u64) {
+        let sm = req.sm as usize;
+        let id = self.insert_op(req, now);
+        self.l1s[sm].tma.push(match engine {
+            None => tma::TmaEntry::Line(id),
+            Some(bytes) => tma::TmaEntry::Engine { op: id, bytes },
+        });
+        self.l1_on.set(sm);
+        let w = self.l1s[sm].next_wake().max(self.cycle);
+        self.wake = Some(self.wake.map_or(w, |t| t.min(w)));
+    }
+
+    /// A new operation in the pool, for `req`, submitted at `now`.
+    fn insert_op(&mut self, req: MemRequest, now: u64) -> u32 {
         let slice = self.back.slice_of(req.txn.line) as u32;
         self.seq += 1;
-        let id = self.ops.insert(MemOp {
+        self.ops.insert(MemOp {
             sm: req.sm,
             tag: req.tag,
             prog: req.prog,
@@ -321,13 +349,32 @@ impl MemorySystem {
             reply_bytes: 0,
             dram_wait: 0,
             seen: 0,
-        });
-        let sm = req.sm as usize;
-        self.l1s[sm].queue.push_back((now + ISSUE_TO_L1, id));
-        self.l1_on.set(sm);
-        // The L1's wake can only come earlier; nothing else changed.
-        let w = self.l1s[sm].next_wake().max(self.cycle);
-        self.wake = Some(self.wake.map_or(w, |t| t.min(w)));
+        })
+    }
+
+    /// The formal `flush` of SM `sm`'s L1 at core cycle `now` (a fence): its dirty global
+    /// lines are written back — at once in effect, as the formal `wb_L1` is atomic — and
+    /// dropped; the write-backs' packets travel the SM's link to their slices.
+    pub fn flush_l1(&mut self, sm: u32, side: SmSide, global: &mut GlobalMemory, now: u64) {
+        let mut tm = Timing::Components {
+            now,
+            traffic: &mut self.traffic,
+        };
+        crate::mem::hierarchy::flush_l1_global(
+            &mut self.back,
+            side.mem,
+            sm,
+            global,
+            now,
+            side.counters,
+            &mut tm,
+        );
+        for k in 0..self.traffic.len() {
+            let t = self.traffic[k];
+            self.send_write_back(sm as usize, t, now, side.counters);
+        }
+        self.traffic.clear();
+        self.refresh_wake();
     }
 
     /// Advance every component through core cycle `now` (called with non-decreasing `now`,
@@ -452,6 +499,7 @@ impl MemorySystem {
     pub fn stats(&self) -> MemSystemStats {
         let mut s = self.stats.clone();
         s.l1_queue.instances = self.l1s.len() as u32;
+        s.tma_queue.instances = self.l1s.len() as u32;
         s.sm_links.instances = self.l1s.len() as u32;
         s.slice_queue.instances = self.slices.len() as u32;
         s.slice_links.instances = self.slices.len() as u32;
@@ -475,6 +523,7 @@ impl MemorySystem {
         while let Some(k) = self.l1_on.next(i) {
             let l = &self.l1s[k];
             s.l1_queue.add(l.occupancy(), cycles);
+            s.tma_queue.add(l.tma.len(), cycles);
             s.sm_links.add(l.link.len(), cycles);
             s.blocked.add(l.blocked.len(), cycles);
             i = k + 1;
@@ -745,39 +794,51 @@ impl MemorySystem {
                     self.channels[ch].push(id as u64, addr, bytes, write, now);
                     self.ch_on.set(ch);
                 }
-                Traffic::L1WriteBack { slice, bytes } => {
-                    let b = HEADER + bytes as u64;
-                    counters.icnt_bytes += b;
-                    let at = self.l1s[sm].link.send(
-                        now,
-                        l1::Packet::WriteBack {
-                            slice,
-                            bytes,
-                            sent: now,
-                        },
-                        b,
-                    );
-                    self.again |= at <= now;
-                    self.l1_on.set(sm);
-                }
-                Traffic::L2WriteBack { addr, bytes } => {
-                    count_dram(counters, bytes as u64, true);
-                    let ch = locate(&self.map, addr).0;
-                    let s = self.back.slice_of(addr);
-                    self.write_back_seq += 1;
-                    self.slice_on.set(s);
-                    self.slices[s].to_dram.push_back((
-                        ch,
-                        DramPacket::WriteBack {
-                            id: WRITE_BACK_ID | self.write_back_seq,
-                            addr,
-                            bytes,
-                        },
-                    ));
+                t @ (Traffic::L1WriteBack { .. } | Traffic::L2WriteBack { .. }) => {
+                    self.send_write_back(sm, t, now, counters)
                 }
             }
         }
         self.traffic.clear();
+    }
+
+    /// Send a silent write-back's packet (SM `sm`'s L1 to its slice, or a slice to DRAM).
+    fn send_write_back(&mut self, sm: usize, t: Traffic, now: u64, counters: &mut MemCounters) {
+        match t {
+            Traffic::L1WriteBack { slice, bytes } => {
+                let b = HEADER + bytes as u64;
+                counters.icnt_bytes += b;
+                let at = self.l1s[sm].link.send(
+                    now,
+                    l1::Packet::WriteBack {
+                        slice,
+                        bytes,
+                        sent: now,
+                    },
+                    b,
+                );
+                self.again |= at <= now;
+                self.l1_on.set(sm);
+            }
+            Traffic::L2WriteBack { addr, bytes } => {
+                count_dram(counters, bytes as u64, true);
+                let ch = locate(&self.map, addr).0;
+                let s = self.back.slice_of(addr);
+                self.write_back_seq += 1;
+                self.slice_on.set(s);
+                self.slices[s].to_dram.push_back((
+                    ch,
+                    DramPacket::WriteBack {
+                        id: WRITE_BACK_ID | self.write_back_seq,
+                        addr,
+                        bytes,
+                    },
+                ));
+            }
+            Traffic::L2 { .. } | Traffic::Dram { .. } => {
+                unreachable!("only write-backs travel without an operation")
+            }
+        }
     }
 }
 

@@ -36,6 +36,8 @@ pub struct MemSystemStats {
     pub cycles: u64,
     /// Each SM's L1 request queue (operations waiting for the L1 or blocked in it).
     pub l1_queue: QueueStats,
+    /// Each SM's TMA engine queue (line requests not issued yet).
+    pub tma_queue: QueueStats,
     /// Each SM's output link to the slices (requests, write-backs).
     pub sm_links: QueueStats,
     /// Each slice's request queue.

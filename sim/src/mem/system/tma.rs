@@ -1,0 +1,118 @@
+//! The SM's TMA engine (`sm.tma`): bulk and tensor copies wait here as line requests, and the
+//! engine issues them into its SM's L1 request queue at `bytes_per_cycle` — one L1 line every
+//! `line_bytes / bytes_per_cycle` cycles, fractions carried over — while that queue has room
+//! (a full L1 queue holds the engine: backpressure). A request that moves no global memory (a
+//! copy between CTAs' shared memories) only occupies the engine for its bytes and completes
+//! when the engine is done with it.
+//!
+//! The queue itself is unbounded: no depth of the hardware's is published, and the SM cannot
+//! issue copies faster than the warps that issue them (the issue engine's calendar was
+//! unbounded too).
+//!
+//! Invariant: requests leave in submission order; the engine's time is kept in bytes
+//! (`cycle × bytes_per_cycle`), so a rate that does not divide the line loses nothing.
+
+use std::collections::VecDeque;
+
+use super::{MemCompletion, MemorySystem};
+
+/// One request waiting for the engine.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum TmaEntry {
+    /// An operation (`MemorySystem::ops`) on one line, for the L1 when the engine issues it.
+    Line(u32),
+    /// Engine time only: `bytes` moved between shared memories; `op` completes when they are.
+    Engine { op: u32, bytes: u64 },
+}
+
+pub(super) struct TmaStage {
+    queue: VecDeque<TmaEntry>,
+    /// The engine is busy until this time, in bytes (`cycle × rate`).
+    free: u64,
+    /// Bytes per cycle (`sm.tma.bytes_per_cycle`; 0: the SM has no engine).
+    rate: u64,
+    line_bytes: u64,
+}
+
+impl TmaStage {
+    pub fn new(rate: u32, line_bytes: u64) -> TmaStage {
+        TmaStage {
+            queue: VecDeque::new(),
+            free: 0,
+            rate: rate.max(1) as u64,
+            line_bytes,
+        }
+    }
+
+    pub fn push(&mut self, e: TmaEntry) {
+        self.queue.push_back(e);
+    }
+
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// The first cycle the engine may issue its next request.
+    fn ready(&self) -> u64 {
+        self.free.div_ceil(self.rate)
+    }
+
+    /// When the engine next has something to do: `room` tells whether its L1 queue can
+    /// take a line now (if not, the L1 wakes the engine when it takes one: never).
+    pub fn next_wake(&self, room: bool) -> u64 {
+        match self.queue.front() {
+            None => u64::MAX,
+            Some(TmaEntry::Line(_)) if !room => u64::MAX,
+            Some(_) => self.ready(),
+        }
+    }
+
+    /// Take the next request if the engine is free in cycle `c` and (for a line) `room`:
+    /// the entry and the cycle after its last byte.
+    fn issue(&mut self, c: u64, room: bool) -> Option<(TmaEntry, u64)> {
+        let &e = self.queue.front()?;
+        if self.ready() > c || (matches!(e, TmaEntry::Line(_)) && !room) {
+            return None;
+        }
+        self.queue.pop_front();
+        let bytes = match e {
+            TmaEntry::Line(_) => self.line_bytes,
+            TmaEntry::Engine { bytes, .. } => bytes,
+        };
+        self.free = self.free.max(c * self.rate) + bytes;
+        Some((e, self.ready().max(c + 1)))
+    }
+}
+
+impl MemorySystem {
+    /// SM `sm`'s TMA engine in cycle `c`: issue what it can into the L1's request queue
+    /// (before the L1 takes its operation of the cycle, so a line issued now may be taken now).
+    pub(super) fn tma_cycle(&mut self, sm: usize, c: u64) {
+        loop {
+            let room = self.l1s[sm].occupancy() < self.cfg.l1.request_queue as usize;
+            let Some((e, done)) = self.l1s[sm].tma.issue(c, room) else {
+                return;
+            };
+            match e {
+                TmaEntry::Line(id) => self.l1s[sm].queue.push_back((c, id)),
+                TmaEntry::Engine { op, .. } => {
+                    let op = self.ops.remove(op);
+                    self.pending_min = self.pending_min.min(done);
+                    self.pending.push((
+                        op.seq,
+                        MemCompletion {
+                            sm: op.sm,
+                            tag: op.tag,
+                            txn: op.txn,
+                            at: done,
+                        },
+                    ));
+                }
+            }
+        }
+    }
+}
