@@ -2,11 +2,11 @@
 //! and `<!-- memory_table:end -->`) and prints them: the microbenchmarks of
 //! `traces/microbench/` (`gpusim::microbench`) on every config of `configs/` — idle
 //! latencies, L2 and DRAM streaming bandwidth, the loaded-latency curve (volta-v100), DRAM row
-//! locality, mixed read/write streams — against the configured figures, under the memory
-//! system that times accesses at issue (`memory_engine: issue`, the default) and, on the
-//! configs of `COMPONENT_GPUS`, under the component memory system (`memory_engine:
-//! components`, rows marked "· components"), whose DRAM controllers the row-locality table
-//! compares under each `dram.scheduler`. A statistic an engine does not report shows as n/a.
+//! locality, mixed read/write streams — against the configured figures, under the component
+//! memory system (`memory_engine: components`, the default), whose DRAM controllers the
+//! row-locality table compares under each `dram.scheduler`, and, on the configs of
+//! `ISSUE_GPUS`, under the older model that times accesses at issue (`memory_engine: issue`,
+//! rows marked "· issue"). A statistic an engine does not report shows as n/a.
 //! Run with `cargo run --release -p gpusim --example memory_table`.
 
 use gpusim::microbench::{self as mb, Bench, Gpu, Window};
@@ -23,26 +23,26 @@ const LOADED_GPU: &str = "volta-v100";
 /// DRAM schedulers compared on the row-locality kernel, under the component memory system
 /// (the issue-time model serves DRAM in issue order whatever `dram.scheduler` says).
 const SCHEDULERS: [&str; 2] = ["fcfs", "fr-fcfs"];
-/// The configs whose tables also show the component memory system.
-const COMPONENT_GPUS: [&str; 3] = ["tiny", "volta-v100", "hopper-h100"];
-/// The suffix of a GPU's name under the component memory system.
-const COMPONENTS: &str = " · components";
+/// The configs whose tables also show the issue-time model, for comparison.
+const ISSUE_GPUS: [&str; 3] = ["tiny", "volta-v100", "hopper-h100"];
+/// The suffix of a GPU's name under the issue-time model.
+const ISSUE: &str = " · issue";
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let scratch = std::env::temp_dir().join(format!("gpusim-memory-table-{}", std::process::id()));
     let bench = Bench::new(&root.join("traces/microbench"), &scratch).unwrap();
     let mut gpus = configs(&root);
-    let comp: Vec<Gpu> = gpus
+    let issue: Vec<Gpu> = gpus
         .iter()
-        .filter(|g| COMPONENT_GPUS.contains(&g.name.as_str()))
+        .filter(|g| ISSUE_GPUS.contains(&g.name.as_str()))
         .map(|g| {
-            let mut c = g.with("memory_engine", "components").unwrap();
-            c.name = format!("{}{COMPONENTS}", g.name);
+            let mut c = g.with("memory_engine", "issue").unwrap();
+            c.name = format!("{}{ISSUE}", g.name);
             c
         })
         .collect();
-    gpus.extend(comp);
+    gpus.extend(issue);
     let mut doc = String::new();
     let sections: [(&str, Table); 5] = [
         ("Idle latencies", idle_latencies),
@@ -221,7 +221,7 @@ fn loaded_latency(b: &Bench, gpus: &[Gpu]) -> String {
 /// The same GPU under each DRAM scheduler (component memory system), or just itself
 /// (issue order) under the issue-time model.
 fn schedulers(gpu: &Gpu) -> Vec<(String, Gpu)> {
-    if !gpu.name.ends_with(COMPONENTS) {
+    if gpu.name.ends_with(ISSUE) {
         return vec![("issue order".into(), gpu.clone())];
     }
     SCHEDULERS
@@ -276,7 +276,7 @@ fn row_locality(b: &Bench, gpus: &[Gpu]) -> String {
 /// The DRAM controllers' refresh and turnaround cycles over `w` (component memory system
 /// only: the issue-time model has neither).
 fn dram_time(w: &Window, gpu: &Gpu) -> [String; 2] {
-    if !gpu.name.ends_with(COMPONENTS) {
+    if gpu.name.ends_with(ISSUE) {
         return ["n/a".into(), "n/a".into()];
     }
     [

@@ -789,8 +789,8 @@ fn the_tma_engine_issues_lines_at_its_rate() {
     b.drain();
     assert_eq!(
         b.completion(7).at,
-        t0 + 63,
-        "1000 bytes at 16 B/cycle: 62.5 cycles"
+        t0 + 1 + 63,
+        "from the cycle after its submission, 1000 bytes at 16 B/cycle: 62.5 cycles"
     );
 }
 

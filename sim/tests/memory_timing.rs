@@ -6,6 +6,10 @@
 //! dependent loads cost the configured L1, L2, DRAM and shared latency; and the streaming read
 //! (`stream_dram.yaml`): DRAM bandwidth, MSHR merging and MSHR exhaustion; and the L2 streaming
 //! read (`stream_l2.yaml`): L2 bandwidth.
+//!
+//! These validate the issue-time memory model (`memory_engine: issue`), whose calibration the
+//! figures here pin; the component memory system, the default, has its own counterparts in
+//! `memory_system.rs` and `microbench.rs` (`component_*`).
 
 mod common;
 
@@ -85,7 +89,9 @@ fn run_set(
     }
     let path = dir.join(format!("{name}_{n}.yaml"));
     std::fs::write(&path, text).unwrap();
-    run_manifest(&path, config, set)
+    let mut set = set.to_vec();
+    set.push(("memory_engine".into(), "issue".into()));
+    run_manifest(&path, config, &set)
         .unwrap_or_else(|e| panic!("{name}: {e}"))
         .stats
 }

@@ -261,6 +261,12 @@ fn shipped_gpu(name: &str) -> Gpu {
     Gpu::load(Some(&root().join(format!("configs/{name}.yaml")))).unwrap()
 }
 
+/// A shipped config under the issue-time memory model (`memory_engine: issue`): the memory
+/// tests below pin its calibration; the component system's own follow (`component_*`).
+fn issue_gpu(name: &str) -> Gpu {
+    shipped_gpu(name).with("memory_engine", "issue").unwrap()
+}
+
 /// Run `f` with a bench writing into a scratch directory of its own, then print the lines it
 /// reported (each assertion shows them too).
 fn measure(tag: &str, f: impl FnOnce(&Bench, &mut Vec<String>)) {
@@ -331,7 +337,7 @@ fn memory_kernels_compute_their_outputs() {
 fn idle_latencies_are_the_configured_ones_on_every_config() {
     measure("idle", |b, report| {
         for name in SHIPPED {
-            for l in mb::idle_latencies(b, &shipped_gpu(name)).unwrap() {
+            for l in mb::idle_latencies(b, &issue_gpu(name)).unwrap() {
                 report.push(format!(
                     "{name} {}: {:.2} (configured {})",
                     l.level, l.measured, l.configured
@@ -355,7 +361,7 @@ fn idle_latencies_are_the_configured_ones_on_every_config() {
 fn streams_reach_the_configured_bandwidth() {
     measure("streams", |b, report| {
         for name in ["tiny", "volta-v100", "ampere-a100", "hopper-h100"] {
-            let l2 = streams_within(b, report, name, &shipped_gpu(name), 0.95..=1.05);
+            let l2 = streams_within(b, report, name, &issue_gpu(name), 0.95..=1.05);
             assert_eq!(
                 l2.delta(|m| m.dram_bytes),
                 0,
@@ -402,7 +408,7 @@ fn streams_within(
 #[test]
 fn loaded_latency_rises_with_the_offered_load() {
     measure("loaded", |b, report| {
-        let g = shipped_gpu("volta-v100");
+        let g = issue_gpu("volta-v100");
         let idle = mb::loaded_latency(b, &g.with("dram.row_policy", "closed").unwrap(), 0).unwrap();
         let want = g.cfg.dram.latency as f64;
         assert!(
@@ -437,7 +443,7 @@ fn loaded_latency_rises_with_the_offered_load() {
 fn row_locality_follows_the_dram_mapping() {
     measure("rows", |b, report| {
         for name in SHIPPED {
-            let g = shipped_gpu(name);
+            let g = issue_gpu(name);
             let alt = mb::row_locality(b, &g, "alternate").unwrap().unwrap();
             let bat = mb::row_locality(b, &g, "batched").unwrap().unwrap();
             report.push(format!(
@@ -465,7 +471,7 @@ fn row_locality_follows_the_dram_mapping() {
 fn mixed_streams_keep_the_dram_busy() {
     measure("mixed", |b, report| {
         for name in ["tiny", "volta-v100"] {
-            let g = shipped_gpu(name);
+            let g = issue_gpu(name);
             for entry in ["rw_copy", "rw_add"] {
                 let w = mb::mixed(b, &g, entry).unwrap().unwrap();
                 let share = w.dram_bytes_per_cycle() / g.cfg.dram.bytes_per_cycle as f64;

@@ -59,13 +59,14 @@ pub struct Config {
 #[serde(rename_all = "kebab-case")]
 pub enum MemoryEngineKind {
     /// Each operation's program runs to its end when its instruction issues, every step
-    /// timed by bandwidth calendars (`mem::hierarchy`): the model before issue 12.
-    #[default]
+    /// timed by bandwidth calendars (`mem::hierarchy`): the model before issue 12, kept for
+    /// comparison.
     Issue,
     /// Operations travel as messages between components with bounded queues — the SM's L1,
     /// the crossbar, L2 slices, DRAM channel controllers — each macro step of its program
     /// run at its place (`mem::system`); registers are written when the operation completes,
-    /// and the TMA's line requests go through the SM's TMA engine there.
+    /// and the TMA's line requests go through the SM's TMA engine there. The default.
+    #[default]
     Components,
 }
 

@@ -308,7 +308,8 @@ pub fn run_launch_observed(
             // now is applied before it issues (`Sm::arrived`).
             if let Some(ms) = mem.system() {
                 if ms.next_wake().is_some_and(|t| t <= cycle) {
-                    tick_memory(ms, cycle, &mut sms, global, sh.programs, &mut arrivals)?;
+                    let at = (prog, geom.kernel.as_str());
+                    tick_memory(ms, cycle, &mut sms, global, sh.programs, &mut arrivals, at)?;
                     for c in arrivals.drain(..) {
                         let i = c.sm as usize;
                         sms[i].arrived.push((c.tag, c.txn, c.at));
@@ -446,6 +447,12 @@ pub fn run_launch_observed(
         }
         Ok(())
     })();
+    if outcome.is_err() {
+        if let Some(ms) = mem.system() {
+            let at = (prog, geom.kernel.as_str());
+            drain_memory(ms, &mut sms, global, sh.programs, at);
+        }
+    }
     let l2 = mem.backend();
     for sm in sms.iter_mut() {
         l2.write_back_sm(&mut sm.mem, sm.id, global, &mut sm.stats.memory);
@@ -509,6 +516,7 @@ fn tick_memory(
     global: &mut GlobalMemory,
     programs: &crate::mem::hierarchy::ProgramTable,
     out: &mut Vec<crate::mem::system::MemCompletion>,
+    (prog, kernel): (&Program, &str),
 ) -> Result<(), Fault> {
     /// Each SM's L1 and counters, lent as the memory system asks (nothing built per tick).
     struct Sides<'s>(&'s mut [Sm]);
@@ -524,10 +532,13 @@ fn tick_memory(
     ms.tick(cycle, &mut Sides(sms), global, programs, out)
         .map_err(|f| {
             let name = f.prog.name();
+            let at = sms[f.sm as usize]
+                .locate_op(f.tag, prog, kernel)
+                .unwrap_or_else(|| format!("in kernel `{kernel}`"));
             Fault::new(
                 FaultKind::MemoryProgram,
                 format!(
-                    "memory program `{name}` (config key memory_programs.{}) on the line at {:#x} (SM {}): {}",
+                    "memory program `{name}` (config key memory_programs.{}) on the line at {:#x} (SM {}): {}, {at}",
                     name.replace('.', "_"),
                     f.line,
                     f.sm,
@@ -535,6 +546,25 @@ fn tick_memory(
                 ),
             )
         })
+}
+
+/// After a fault the SMs stop but the memory system finishes what was issued before it (its
+/// stores reach memory, as on the hardware); its completions are dropped and a further
+/// fault ends the drain.
+fn drain_memory(
+    ms: &mut crate::mem::system::MemorySystem,
+    sms: &mut [Sm],
+    global: &mut GlobalMemory,
+    programs: &crate::mem::hierarchy::ProgramTable,
+    (prog, kernel): (&Program, &str),
+) {
+    let mut out = Vec::new();
+    while let Some(t) = ms.next_wake() {
+        if tick_memory(ms, t, sms, global, programs, &mut out, (prog, kernel)).is_err() {
+            return;
+        }
+        out.clear();
+    }
 }
 
 /// The order the SMs step in during `cycle` (`debug.step_order`): a test of the invariant that

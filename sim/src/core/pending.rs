@@ -142,6 +142,16 @@ pub struct Pending {
     pub is_load: bool,
     /// Tells a live entry from a finished one whose id was reused.
     pub serial: u64,
+    /// The instruction (function, pc) and its first executing lane, to locate a fault.
+    pub origin: Origin,
+}
+
+/// Where an instruction in flight came from: function index, pc, first executing lane.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub func: u32,
+    pub pc: u32,
+    pub lane: u16,
 }
 
 impl Pending {
@@ -304,7 +314,7 @@ impl PendingMemory {
         &mut self,
         w: &mut Warp,
         writes: &[u32],
-        slot: usize,
+        (slot, origin): (usize, Origin),
         long: bool,
         issued: u64,
         release: u64,
@@ -313,6 +323,7 @@ impl PendingMemory {
     ) {
         let mut p = self.inflight.blank();
         p.slot = slot;
+        p.origin = origin;
         let base = w.frame().reg_base;
         p.held.extend(writes.iter().map(|r| base + r));
         p.long = long;
@@ -363,6 +374,16 @@ impl PendingMemory {
                 f(tag(e, p.serial, k), *prog, txn, route);
             }
         }
+    }
+
+    /// The warp slot and origin of the instruction operation `tag` belongs to, if it is still
+    /// in flight.
+    pub fn origin(&mut self, tag_: u64) -> Option<(usize, Origin)> {
+        let (e, serial, _) = untag(tag_);
+        self.inflight
+            .get_mut(e)
+            .filter(|p| p.serial & 0xFFFF_FFFF == serial)
+            .map(|p| (p.slot, p.origin))
     }
 
     /// Operation `tag` completed, reaching the SM at `at`, as `txn`. When it was its

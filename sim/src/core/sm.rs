@@ -343,6 +343,32 @@ impl Sm {
         Ok(res)
     }
 
+    /// Where the instruction that memory operation `tag` belongs to is, for a fault: kernel,
+    /// file and line, the instruction, its CTA and first lane's thread (None: no longer in
+    /// flight).
+    pub fn locate_op(&mut self, tag: u64, prog: &Program, kernel: &str) -> Option<String> {
+        let (slot, o) = self.pending.origin(tag)?;
+        let w = self.warps[slot].as_ref()?;
+        let ctaid = self.ctas[w.cta].as_ref()?.ctaid;
+        let f = prog.module.function(gpusim_isa::FuncId(o.func));
+        let inst = f.body.get(o.pc as usize)?;
+        let t = w.tid.get(o.lane as usize).copied().unwrap_or_default();
+        Some(format!(
+            "in kernel `{kernel}` at {}:{} (`{}`, pc {} of `{}`), CTA ({}, {}, {}), thread ({}, {}, {})",
+            prog.module.file,
+            inst.span.line,
+            gpusim_isa::print::inst_to_ptx(&prog.module, f, inst),
+            o.pc,
+            f.name,
+            ctaid[0],
+            ctaid[1],
+            ctaid[2],
+            t[0],
+            t[1],
+            t[2]
+        ))
+    }
+
     /// The memory system's completions: registers written and released, the loads' latency
     /// counted, memory changes counted as progress.
     fn apply_arrivals(&mut self, cycle: u64, sh: &Shared, epoch: &mut u64) {

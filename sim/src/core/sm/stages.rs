@@ -494,10 +494,15 @@ fn write_back(
         }
     } else if ctx.submit && !ctx.pending.issuing.ops.is_empty() {
         // The memory system runs its operations: it completes when they have all reported.
+        let origin = crate::core::pending::Origin {
+            func: f.0,
+            pc: pc as u32,
+            lane: ex.lanes.trailing_zeros().min(63) as u16,
+        };
         ctx.pending.hold_in_flight(
             w,
             deps.writes(pc),
-            slot,
+            (slot, origin),
             class.is_long(),
             cycle,
             t.release,

@@ -220,6 +220,61 @@ impl MemorySystem {
 
     /// An idle memory system around the L2 `back` (a run's L2 persists across launches).
     pub fn with_backend(cfg: &Config, back: Backend) -> MemorySystem {
+        let mut s = MemorySystem {
+            lat: Latencies {
+                l1: 0,
+                icnt: 0,
+                slice: 0,
+                to_dram: 0,
+                from_dram: 0,
+            },
+            costs: Costs::of(cfg),
+            map: AddressMap::from_config(cfg),
+            l1s: Vec::new(),
+            slices: Vec::new(),
+            channels: Vec::new(),
+            l1_on: Active::new(0),
+            slice_on: Active::new(0),
+            ch_on: Active::new(0),
+            wake: None,
+            pending_min: u64::MAX,
+            back,
+            ops: OpPool::default(),
+            cycle: 0,
+            seq: 0,
+            write_back_seq: 0,
+            pending: Vec::new(),
+            retry_every: cfg.debug.retry_blocked == crate::config::RetryBlocked::Every,
+            traffic: Vec::new(),
+            due: Vec::new(),
+            done: Vec::new(),
+            progressed: false,
+            again: false,
+            stats: MemSystemStats::default(),
+            cfg: cfg.clone(),
+        };
+        s.restart();
+        s
+    }
+
+    /// A new launch restarts the cycle count: links, ports, channels and statistics start
+    /// idle; the L2's contents stay (`Backend::new_launch`).
+    ///
+    /// # Panics
+    /// If an operation is still in flight.
+    pub fn new_launch(&mut self) {
+        assert!(
+            self.in_flight() == 0 && self.pending.is_empty(),
+            "a launch ends with nothing in flight"
+        );
+        self.back.new_launch();
+        self.restart();
+    }
+
+    /// Every component idle at cycle 0 (the L2 `back` and the scratch buffers' capacity
+    /// kept).
+    fn restart(&mut self) {
+        let cfg = &self.cfg;
         let l1 = cfg.l1.hit_latency as u64;
         let l2 = cfg.l2.hit_latency as u64;
         let icnt = cfg.interconnect.latency as u64;
@@ -238,54 +293,30 @@ impl MemorySystem {
             to_dram: d / 2,
             from_dram: d - d / 2,
         };
-        MemorySystem {
-            lat,
-            costs: Costs::of(cfg),
-            map: AddressMap::from_config(cfg),
-            l1s: (0..cfg.sm.count).map(|_| L1Stage::new(cfg)).collect(),
-            slices: (0..back.slices.len())
-                .map(|_| SliceStage::new(cfg))
-                .collect(),
-            channels: (0..cfg.dram.channels.max(1))
-                .map(|i| ChannelStage::new(cfg, i, lat.to_dram))
-                .collect(),
-            l1_on: Active::new(cfg.sm.count as usize),
-            slice_on: Active::new(back.slices.len()),
-            ch_on: Active::new(cfg.dram.channels.max(1) as usize),
-            wake: None,
-            pending_min: u64::MAX,
-            back,
-            ops: OpPool::default(),
-            cycle: 0,
-            seq: 0,
-            write_back_seq: 0,
-            pending: Vec::new(),
-            retry_every: cfg.debug.retry_blocked == crate::config::RetryBlocked::Every,
-            traffic: Vec::new(),
-            due: Vec::new(),
-            done: Vec::new(),
-            progressed: false,
-            again: false,
-            stats: MemSystemStats::default(),
-            cfg: cfg.clone(),
-        }
-    }
-
-    /// A new launch restarts the cycle count: links, ports, channels and statistics start
-    /// idle; the L2's contents stay (`Backend::new_launch`).
-    ///
-    /// # Panics
-    /// If an operation is still in flight.
-    pub fn new_launch(&mut self) {
-        assert!(
-            self.in_flight() == 0 && self.pending.is_empty(),
-            "a launch ends with nothing in flight"
+        let (sms, slices, channels) = (
+            cfg.sm.count as usize,
+            self.back.slices.len(),
+            cfg.dram.channels.max(1) as usize,
         );
-        let cfg = self.cfg.clone();
-        let placeholder = Backend::new(&Config::tiny());
-        let mut back = std::mem::replace(&mut self.back, placeholder);
-        back.new_launch();
-        *self = MemorySystem::with_backend(&cfg, back);
+        self.lat = lat;
+        self.l1s = (0..sms).map(|_| L1Stage::new(cfg)).collect();
+        self.slices = (0..slices).map(|_| SliceStage::new(cfg)).collect();
+        self.channels = (0..channels as u32)
+            .map(|i| ChannelStage::new(cfg, i, lat.to_dram))
+            .collect();
+        self.l1_on = Active::new(sms);
+        self.slice_on = Active::new(slices);
+        self.ch_on = Active::new(channels);
+        self.wake = None;
+        self.pending_min = u64::MAX;
+        self.ops = OpPool::default();
+        self.cycle = 0;
+        self.seq = 0;
+        self.write_back_seq = 0;
+        self.pending.clear();
+        self.progressed = false;
+        self.again = false;
+        self.stats = MemSystemStats::default();
     }
 
     /// The unloaded latencies of the path (`l1` from submission, `icnt`, `slice`, `to_dram`,
@@ -321,10 +352,14 @@ impl MemorySystem {
     pub fn submit_tma(&mut self, req: MemRequest, engine: Option<u64>, now: u64) {
         let sm = req.sm as usize;
         let id = self.insert_op(req, now);
-        self.l1s[sm].tma.push(match engine {
-            None => tma::TmaEntry::Line(id),
-            Some(bytes) => tma::TmaEntry::Engine { op: id, bytes },
-        });
+        // As `submit`: the cycle into the engine is the first of the L1 latency.
+        self.l1s[sm].tma.push(
+            now + ISSUE_TO_L1,
+            match engine {
+                None => tma::TmaEntry::Line(id),
+                Some(bytes) => tma::TmaEntry::Engine { op: id, bytes },
+            },
+        );
         self.l1_on.set(sm);
         let w = self.l1s[sm].next_wake().max(self.cycle);
         self.wake = Some(self.wake.map_or(w, |t| t.min(w)));

@@ -26,7 +26,8 @@ pub(super) enum TmaEntry {
 }
 
 pub(super) struct TmaStage {
-    queue: VecDeque<TmaEntry>,
+    /// Requests in submission order, each with the first cycle the engine may take it.
+    queue: VecDeque<(u64, TmaEntry)>,
     /// The engine is busy until this time, in bytes (`cycle × rate`).
     free: u64,
     /// Bytes per cycle (`sm.tma.bytes_per_cycle`; 0: the SM has no engine).
@@ -44,8 +45,9 @@ impl TmaStage {
         }
     }
 
-    pub fn push(&mut self, e: TmaEntry) {
-        self.queue.push_back(e);
+    /// Request `e`, which the engine may take from cycle `from`.
+    pub fn push(&mut self, from: u64, e: TmaEntry) {
+        self.queue.push_back((from, e));
     }
 
     pub fn len(&self) -> usize {
@@ -56,7 +58,7 @@ impl TmaStage {
         self.queue.is_empty()
     }
 
-    /// The first cycle the engine may issue its next request.
+    /// The first cycle the engine is free.
     fn ready(&self) -> u64 {
         self.free.div_ceil(self.rate)
     }
@@ -66,16 +68,16 @@ impl TmaStage {
     pub fn next_wake(&self, room: bool) -> u64 {
         match self.queue.front() {
             None => u64::MAX,
-            Some(TmaEntry::Line(_)) if !room => u64::MAX,
-            Some(_) => self.ready(),
+            Some((_, TmaEntry::Line(_))) if !room => u64::MAX,
+            Some(&(from, _)) => self.ready().max(from),
         }
     }
 
     /// Take the next request if the engine is free in cycle `c` and (for a line) `room`:
     /// the entry and the cycle after its last byte.
     fn issue(&mut self, c: u64, room: bool) -> Option<(TmaEntry, u64)> {
-        let &e = self.queue.front()?;
-        if self.ready() > c || (matches!(e, TmaEntry::Line(_)) && !room) {
+        let &(from, e) = self.queue.front()?;
+        if self.ready().max(from) > c || (matches!(e, TmaEntry::Line(_)) && !room) {
             return None;
         }
         self.queue.pop_front();
