@@ -310,11 +310,17 @@ pub fn run_launch_observed(
                 if ms.next_wake().is_some_and(|t| t <= cycle) {
                     let at = (prog, geom.kernel.as_str());
                     tick_memory(ms, cycle, &mut sms, global, sh.programs, &mut arrivals, at)?;
+                    // Ordered by SM: each SM applies its completions once all are in.
+                    let mut last_sm = None;
                     for c in arrivals.drain(..) {
                         let i = c.sm as usize;
+                        if last_sm.is_some_and(|l| l != i) {
+                            apply_arrivals(&mut sms, &mut wake, last_sm, cycle, &sh, &mut epoch);
+                        }
+                        last_sm = Some(i);
                         sms[i].arrived.push((c.tag, c.txn, c.at));
-                        wake[i] = wake[i].min(cycle);
                     }
+                    apply_arrivals(&mut sms, &mut wake, last_sm, cycle, &sh, &mut epoch);
                 }
             }
             let in_flight = mem.system().is_some_and(|m| m.in_flight() > 0);
@@ -334,10 +340,11 @@ pub fn run_launch_observed(
             let mut progress = 0;
             let mut step_fault: Option<(usize, Fault)> = None;
             for &i in &order {
-                let sm = &mut sms[i];
-                if sm.is_idle() || wake[i] > cycle {
+                // `wake` first: it is compact, an SM is not (most SMs sleep most cycles).
+                if wake[i] > cycle || sms[i].is_idle() {
                     continue;
                 }
+                let sm = &mut sms[i];
                 if let Some(l) = last[i] {
                     if l + 1 < cycle {
                         sm.account_idle(l + 1, cycle - l - 1);
@@ -401,11 +408,11 @@ pub fn run_launch_observed(
             );
             // Deliveries may have woken SMs stepped earlier in the cycle; the memory system
             // wakes the cycle loop for its own events.
-            let next_ready = sms
+            let next_ready = wake
                 .iter()
                 .enumerate()
-                .filter(|(i, s)| !s.is_idle() && wake[*i] != u64::MAX)
-                .map(|(i, _)| wake[i])
+                .filter(|&(i, &w)| w != u64::MAX && !sms[i].is_idle())
+                .map(|(_, &w)| w)
                 .chain(mem.system().and_then(|m| m.next_wake()))
                 .min();
             if suspect {
@@ -546,6 +553,23 @@ fn tick_memory(
                 ),
             )
         })
+}
+
+/// SM `i` (if any) applies the completions it received; it wakes now if one finished an
+/// instruction (`Sm::apply_arrivals`).
+fn apply_arrivals(
+    sms: &mut [Sm],
+    wake: &mut [u64],
+    i: Option<usize>,
+    cycle: u64,
+    sh: &Shared,
+    epoch: &mut u64,
+) {
+    if let Some(i) = i {
+        if sms[i].apply_arrivals(cycle, sh, epoch) {
+            wake[i] = wake[i].min(cycle);
+        }
+    }
 }
 
 /// After a fault the SMs stop but the memory system finishes what was issued before it (its

@@ -293,6 +293,8 @@ pub struct Completed {
     pub latency: Option<u64>,
     pub changed: bool,
     pub copy_of: Option<usize>,
+    /// The operation was its instruction's last: registers, copies or landings changed.
+    pub finished: bool,
 }
 
 /// A destination whose value the memory system has not delivered yet.
@@ -395,7 +397,7 @@ impl PendingMemory {
     pub fn complete(
         &mut self,
         tag_: u64,
-        txn: &Txn,
+        txn: Txn,
         at: u64,
         warps: &mut [Option<Warp>],
         prog: &Program,
@@ -405,6 +407,7 @@ impl PendingMemory {
             latency: None,
             changed: txn.changed,
             copy_of: None,
+            finished: false,
         };
         let Some(p) = self
             .inflight
@@ -413,16 +416,17 @@ impl PendingMemory {
         else {
             return done;
         };
-        p.ops[k] = txn.clone();
         if txn.target == crate::mem::hierarchy::Target::Local {
             p.values_written &= txn.wrote_regs;
         }
+        p.ops[k] = txn;
         p.release = p.release.max(at);
         p.outstanding -= 1;
         if p.outstanding > 0 {
             return done;
         }
         let p = self.inflight.finish(e);
+        done.finished = true;
         let ready = (p.release + p.extra).max(p.issued + 1);
         if let Some(w) = warps[p.slot].as_mut() {
             write_back(w, &p, ready, prog);

@@ -22,6 +22,9 @@ pub struct Sm {
     pub id: u32,
     pub warps: Vec<Option<Warp>>,
     pub ctas: Vec<Option<Cta>>,
+    /// Some warp may hold `cp.async` copies still to land (`land_async_copies` walks the
+    /// warps only then).
+    copies_waiting: bool,
     parts: Vec<SubPartition>,
     pub used_threads: u32,
     pub used_warps: u32,
@@ -85,6 +88,7 @@ impl Sm {
             id,
             warps: (0..n).map(|_| None).collect(),
             ctas: (0..cfg.sm.max_ctas as usize).map(|_| None).collect(),
+            copies_waiting: false,
             parts: (0..cfg.sm.schedulers)
                 .map(|i| SubPartition::new(cfg, id, i))
                 .collect(),
@@ -123,8 +127,11 @@ impl Sm {
         !self.deferred.is_empty()
     }
 
+    /// No CTA resident (every resident CTA holds at least one warp; asked every cycle, so
+    /// from the count rather than a walk over the CTA slots).
     pub fn is_idle(&self) -> bool {
-        self.ctas.iter().all(Option::is_none)
+        debug_assert_eq!(self.used_warps == 0, self.ctas.iter().all(Option::is_none));
+        self.used_warps == 0
     }
 
     /// Whether a CTA with these needs fits next to the resident ones. Each sub-partition has
@@ -220,7 +227,11 @@ impl Sm {
         let mut picks = 0;
         for s in 0..n_parts {
             self.cands.clear();
-            for slot in (s..self.warps.len()).step_by(n_parts) {
+            // (A plain loop: `step_by` here compiled to a slower iterator.)
+            let mut next_slot = s;
+            while next_slot < self.warps.len() {
+                let slot = next_slot;
+                next_slot += n_parts;
                 let Some(w) = &self.warps[slot] else { continue };
                 match classify(w, &self.parts[s], cycle) {
                     Ok(()) => self.cands.push(Candidate {
@@ -369,14 +380,21 @@ impl Sm {
         ))
     }
 
-    /// The memory system's completions: registers written and released, the loads' latency
-    /// counted, memory changes counted as progress.
-    fn apply_arrivals(&mut self, cycle: u64, sh: &Shared, epoch: &mut u64) {
-        let arrived = std::mem::take(&mut self.arrived);
-        for (tag, txn, at) in &arrived {
+    /// The memory system's completions (`arrived`), applied when they reach the SM, before it
+    /// steps in that cycle: registers written and released, the loads' latency counted,
+    /// memory changes counted as progress. Returns whether the SM must step this cycle (an
+    /// instruction finished: a warp may issue, copies may land, messages may leave); a
+    /// completion that is not its instruction's last changes nothing a step would see, so the
+    /// SM sleeps on (a TMA copy's lines complete one by one).
+    // Kept out of `step`: inlined, it changed how the compiler laid out the issue loop.
+    #[inline(never)]
+    pub fn apply_arrivals(&mut self, cycle: u64, sh: &Shared, epoch: &mut u64) -> bool {
+        let mut wake = false;
+        let mut arrived = std::mem::take(&mut self.arrived);
+        for (tag, txn, at) in arrived.drain(..) {
             let done = self
                 .pending
-                .complete(*tag, txn, *at, &mut self.warps, sh.prog);
+                .complete(tag, txn, at, &mut self.warps, sh.prog);
             if let Some(l) = done.latency {
                 self.stats.memory.record_load_latency(l);
             }
@@ -387,9 +405,12 @@ impl Sm {
             if let Some(slot) = done.copy_of {
                 self.after_async(slot, cycle, sh.prog);
             }
+            wake |= done.finished;
         }
         self.arrived = arrived;
-        self.arrived.clear();
+        // A completed `cp.async` joins its warp's copies to land.
+        self.copies_waiting |= wake;
+        wake || !self.outbox.is_empty()
     }
 
     /// Why warp `slot`'s picked instruction cannot go to the component memory system now: its
@@ -515,9 +536,19 @@ impl Sm {
     /// nothing reads shared memory in them. A CTA that retires drops its pending copies
     /// (its shared memory is gone).
     fn land_async_copies(&mut self, cycle: u64, epoch: &mut u64) {
-        let Sm { warps, ctas, .. } = self;
+        if !self.copies_waiting {
+            return;
+        }
+        let Sm {
+            warps,
+            ctas,
+            copies_waiting,
+            ..
+        } = self;
+        *copies_waiting = false;
         for w in warps.iter_mut().flatten() {
             if w.async_copies.iter().all(|c| c.ready > cycle) {
+                *copies_waiting |= !w.async_copies.is_empty();
                 continue;
             }
             let cta = ctas[w.cta].as_mut().expect("a warp's CTA is resident");
@@ -538,6 +569,7 @@ impl Sm {
             if changed {
                 *epoch += 1;
             }
+            *copies_waiting |= !w.async_copies.is_empty();
         }
     }
 

@@ -298,7 +298,17 @@ impl Cache {
 
     /// `changes` of the set that holds (or would hold) line `line_addr`.
     pub fn set_changes(&self, line_addr: u64) -> u64 {
-        self.set_changes[self.first_of(line_addr) / self.ways]
+        self.set_changes[self.set_of(line_addr)]
+    }
+
+    /// The set that holds (or would hold) line `line_addr`.
+    pub fn set_of(&self, line_addr: u64) -> usize {
+        self.first_of(line_addr) / self.ways
+    }
+
+    /// `changes` of set `set` (`set_of`).
+    pub fn changes_of_set(&self, set: usize) -> u64 {
+        self.set_changes[set]
     }
 
     fn changed(&mut self, i: usize) {

@@ -188,20 +188,45 @@ pub fn spread(unit: u64, n: u32) -> u32 {
     let (low, high) = (unit % n64, unit / n64);
     // Fold in groups as wide as the target field so that every high bit reaches it.
     let width = u64::BITS - (n64 - 1).leading_zeros();
-    let mask = (1u64 << width) - 1;
-    let (mut fold, mut rest) = (0u64, high);
-    while rest != 0 {
-        fold ^= rest & mask;
-        rest >>= width;
-    }
+    let fold = xor_fold(high, width);
     // Rotation rather than XOR with the low field: XOR is a permutation of 0..n only when n
     // is a power of two, and an addition mod n is one for every n.
     ((low + fold) % n64) as u32
 }
 
+/// The XOR of `x`'s `width`-bit groups (from bit 0 up), by halving the number of groups each
+/// round (pairing group i with group i + half, whose shift is a multiple of `width`): a few
+/// rounds instead of one per group — `spread` runs on every L2 access.
+fn xor_fold(mut x: u64, width: u32) -> u64 {
+    let mut groups = u64::BITS.div_ceil(width);
+    while groups > 1 {
+        let half = groups.div_ceil(2);
+        let shift = width * half;
+        x = (x & ((1u64 << shift) - 1)) ^ (x >> shift);
+        groups = half;
+    }
+    x & ((1u64 << width) - 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xor_fold_is_the_xor_of_every_group() {
+        let mut state = 7u64;
+        for width in 1..=16 {
+            for _ in 0..200 {
+                let x = crate::rng::splitmix64(&mut state);
+                let (mut want, mut rest) = (0u64, x);
+                while rest != 0 {
+                    want ^= rest & ((1u64 << width) - 1);
+                    rest >>= width;
+                }
+                assert_eq!(xor_fold(x, width), want, "{x:#x} in groups of {width}");
+            }
+        }
+    }
 
     /// Where slices divide evenly over channels, every line of a slice is in the slice's
     /// channel and a channel's lines spread evenly over its slices; else lines are hashed.

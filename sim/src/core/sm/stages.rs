@@ -240,6 +240,12 @@ impl Sm {
     ) {
         let (slot, part) = (p.slot, p.part);
         self.after_async(slot, cycle, sh.prog);
+        if self.warps[slot]
+            .as_ref()
+            .is_some_and(|w| !w.async_copies.is_empty())
+        {
+            self.copies_waiting = true;
+        }
         // An uncoalesced or bank-conflicted access holds the ldst unit for all its passes.
         if let (Some((u, i)), true) = (held, done.passes > 1) {
             self.stats.unit_busy[u as usize] += self.parts[part].hold(u, i, cycle, done.passes);

@@ -16,7 +16,7 @@ use super::link::{Link, Port};
 use super::tma::TmaStage;
 use super::{Env, Here, MemFault, MemorySystem, Next, Rotation, HEADER};
 use crate::config::Config;
-use crate::mem::hierarchy::{Target, Wait};
+use crate::mem::hierarchy::Target;
 use crate::mem::program::{OpExp, Place};
 
 /// A message on an SM's link to the slices.
@@ -153,8 +153,8 @@ impl MemorySystem {
                 op.held = true;
                 self.l1s[sm].held += 1;
             }
-            let any_slice = op.st.wait() == Wait::L1SetOrAnySlice;
-            self.l1s[sm].blocked.push(id, any_slice);
+            let e = op.blocked;
+            self.l1s[sm].blocked.push(e);
             return;
         }
         if op.held {
@@ -212,13 +212,18 @@ impl MemorySystem {
         let mut turn = Rotation::from(c as usize % self.slices.len());
         while let Some(s) = turn.next(&self.slice_on) {
             let (mut i, mut seen) = (0, 0);
-            while let Some(&super::slice::Reply { id, bytes, sent }) = self.slices[s].link.get(i, c)
+            while let Some(&super::slice::Reply {
+                id,
+                sm,
+                bytes,
+                sent,
+            }) = self.slices[s].link.get(i, c)
             {
                 if seen == super::LOOKAHEAD {
                     break;
                 }
                 seen += 1;
-                let sm = self.ops.get(id).sm as usize;
+                let sm = sm as usize;
                 if !self.l1s[sm].in_port.free_in(c) {
                     i += 1;
                     continue;

@@ -383,7 +383,12 @@ impl MemorySystem {
             slice,
             reply_bytes: 0,
             dram_wait: 0,
-            seen: 0,
+            blocked: blocked::Entry {
+                id: 0,
+                sm: req.sm,
+                on: blocked::WaitOn::Nothing,
+                seen: 0,
+            },
         })
     }
 
@@ -614,15 +619,20 @@ impl MemorySystem {
     /// slices), skipping those whose wait has not changed (a retry would block again, having
     /// changed nothing); sets `progressed` if one proceeded.
     fn retry_blocked(&mut self, c: u64, env: &mut Env) -> Result<(), MemFault> {
-        let l2 = self.back.slice_changes();
+        // Every slice's changes, summed only if an L1 list waits on any slice (a walk over
+        // all slices).
+        let mut l2 = None;
         let mut next = 0;
         while let Some(sm) = self.l1_on.next(next) {
             next = sm + 1;
+            if self.l1s[sm].blocked.is_empty() {
+                continue;
+            }
             let stamp = {
                 let m = &*env.sms.side(sm).mem;
                 let l1 = m.l1.changes() + m.resource_changes();
                 l1 + if self.l1s[sm].blocked.any_slice {
-                    l2
+                    *l2.get_or_insert_with(|| self.back.slice_changes())
                 } else {
                     0
                 }
@@ -630,40 +640,50 @@ impl MemorySystem {
             if !self.l1s[sm].blocked.needs_scan(stamp) && !self.retry_every {
                 continue;
             }
-            let mut any_slice = false;
             let mut i = 0;
             while i < self.l1s[sm].blocked.len() {
-                let id = self.l1s[sm].blocked.ids[i];
-                if self.may_proceed(id, env) {
-                    let next = self.run_at(id, Here::L1, c, env)?;
+                let e = self.l1s[sm].blocked.entries[i];
+                if self.may_proceed(&e, env) {
+                    let next = self.run_at(e.id, Here::L1, c, env)?;
                     if next != Next::Blocked {
-                        self.l1s[sm].blocked.ids.remove(i);
-                        self.l1_route(id, next, c);
+                        self.l1s[sm].blocked.remove(i);
+                        self.l1_route(e.id, next, c);
                         continue;
                     }
+                    let again = self.ops.get(e.id).blocked;
+                    self.l1s[sm].blocked.entries[i] = again;
+                    self.l1s[sm].blocked.note(again.on);
                 }
-                any_slice |= self.ops.get(id).st.wait() == Wait::L1SetOrAnySlice;
                 i += 1;
             }
-            self.l1s[sm].blocked.any_slice = any_slice;
         }
         let mut next = 0;
         while let Some(s) = self.slice_on.next(next) {
             next = s + 1;
-            if self.slices[s].blocked.needs_scan(l2) || self.retry_every {
+            // The list waits on its slices' sets only: a change elsewhere cannot free one.
+            let stamp: u64 = self.slices[s]
+                .blocked
+                .slices
+                .iter()
+                .map(|&k| self.back.slices[k as usize].changes())
+                .sum();
+            if self.slices[s].blocked.needs_scan(stamp) || self.retry_every {
                 let mut i = 0;
                 while i < self.slices[s].blocked.len() {
-                    let id = self.slices[s].blocked.ids[i];
-                    if !self.may_proceed(id, env) {
+                    let e = self.slices[s].blocked.entries[i];
+                    if !self.may_proceed(&e, env) {
                         i += 1;
                         continue;
                     }
-                    let next = self.run_at(id, Here::Slice, c, env)?;
+                    let next = self.run_at(e.id, Here::Slice, c, env)?;
                     if next == Next::Blocked {
+                        let again = self.ops.get(e.id).blocked;
+                        self.slices[s].blocked.entries[i] = again;
+                        self.slices[s].blocked.note(again.on);
                         i += 1;
                     } else {
-                        self.slices[s].blocked.ids.remove(i);
-                        self.slice_route(s, id, next, c);
+                        self.slices[s].blocked.remove(i);
+                        self.slice_route(s, e.id, next, c);
                     }
                 }
             }
@@ -775,8 +795,10 @@ impl MemorySystem {
             }
         };
         if next == Next::Blocked {
-            let seen = self.changes_seen_by(id, env);
-            self.ops.get_mut(id).seen = seen;
+            let on = self.wait_on(id, env);
+            let sm = self.ops.get(id).sm;
+            let seen = self.changes_of(sm, on, env);
+            self.ops.get_mut(id).blocked = blocked::Entry { id, sm, on, seen };
         } else {
             self.progressed = true;
         }
@@ -784,25 +806,42 @@ impl MemorySystem {
         Ok(next)
     }
 
-    /// The count of changes to the state blocked operation `id` waits on (`Wait`).
-    fn changes_seen_by(&self, id: u32, env: &mut Env) -> u64 {
+    /// What blocked operation `id` waits on (`Wait`), resolved to its set.
+    fn wait_on(&self, id: u32, env: &mut Env) -> blocked::WaitOn {
+        use blocked::WaitOn;
         let op = self.ops.get(id);
         let line = op.txn.line;
+        let l1_set = |env: &mut Env| env.sms.side(op.sm as usize).mem.l1.set_of(line);
         match op.st.wait() {
-            Wait::Nothing => 0,
-            Wait::L1Set => env.sms.side(op.sm as usize).mem.l1.set_changes(line),
-            Wait::SmResources => env.sms.side(op.sm as usize).mem.resource_changes(),
-            Wait::L2Set { slice, line } => self.back.slices[slice as usize].set_changes(line),
-            Wait::L1SetOrAnySlice => {
-                env.sms.side(op.sm as usize).mem.l1.set_changes(line) + self.back.slice_changes()
+            Wait::Nothing => WaitOn::Nothing,
+            Wait::L1Set => WaitOn::L1Set(l1_set(env)),
+            Wait::SmResources => WaitOn::SmResources,
+            Wait::L2Set { slice, line } => WaitOn::L2Set {
+                slice,
+                set: self.back.slices[slice as usize].set_of(line),
+            },
+            Wait::L1SetOrAnySlice => WaitOn::L1SetOrAnySlice(l1_set(env)),
+        }
+    }
+
+    /// The count of changes to what an operation of SM `sm` waits on (`on`).
+    fn changes_of(&self, sm: u32, on: blocked::WaitOn, env: &mut Env) -> u64 {
+        use blocked::WaitOn;
+        match on {
+            WaitOn::Nothing => 0,
+            WaitOn::L1Set(set) => env.sms.side(sm as usize).mem.l1.changes_of_set(set),
+            WaitOn::SmResources => env.sms.side(sm as usize).mem.resource_changes(),
+            WaitOn::L2Set { slice, set } => self.back.slices[slice as usize].changes_of_set(set),
+            WaitOn::L1SetOrAnySlice(set) => {
+                env.sms.side(sm as usize).mem.l1.changes_of_set(set) + self.back.slice_changes()
             }
         }
     }
 
-    /// Blocked operation `id` may proceed now: what it waits on has changed since it
-    /// blocked (else a retry would block again, having changed nothing).
-    fn may_proceed(&self, id: u32, env: &mut Env) -> bool {
-        self.retry_every || self.changes_seen_by(id, env) != self.ops.get(id).seen
+    /// Blocked entry `e` may proceed now: what it waits on has changed since it blocked
+    /// (else a retry would block again, having changed nothing).
+    fn may_proceed(&self, e: &blocked::Entry, env: &mut Env) -> bool {
+        self.retry_every || self.changes_of(e.sm, e.on, env) != e.seen
     }
 
     /// Send what the steps just run caused: bytes charged at the slice, DRAM requests, the

@@ -29,9 +29,9 @@ pub(super) struct MemOp {
     pub reply_bytes: u64,
     /// DRAM requests not done yet.
     pub dram_wait: u32,
-    /// When blocked: the count of changes to what it waits on (`OpState::wait`) after its
-    /// last try; it is tried again only once that count has moved.
-    pub seen: u64,
+    /// When blocked: what it waits on (`OpState::wait`, resolved) and the count of changes
+    /// to it after its last try; it is tried again only once that count has moved.
+    pub blocked: super::blocked::Entry,
 }
 
 /// The slots of the operations in flight.

@@ -26,6 +26,8 @@ use crate::mem::program::Place;
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Reply {
     pub id: u32,
+    /// The operation's SM (read at every delivery attempt: kept here, not looked up).
+    pub sm: u32,
     pub bytes: u64,
     pub sent: u64,
 }
@@ -161,7 +163,8 @@ impl MemorySystem {
                     self.ops.get(id).st.wait(),
                     crate::mem::hierarchy::Wait::L2Set { .. }
                 ));
-                self.slices[s].blocked.push(id, false)
+                let e = self.ops.get(id).blocked;
+                self.slices[s].blocked.push(e)
             }
             Next::Ended | Next::Go(Place::L1) => {
                 let at = c + self.lat.slice;
@@ -195,10 +198,15 @@ impl MemorySystem {
             self.slices[s].to_sm.pop_front();
             let op = self.ops.get_mut(id);
             let bytes = HEADER + std::mem::take(&mut op.reply_bytes);
-            env.sms.side(op.sm as usize).counters.icnt_bytes += bytes;
-            let due = self.slices[s]
-                .link
-                .send(c, Reply { id, bytes, sent: c }, bytes);
+            let sm = op.sm;
+            env.sms.side(sm as usize).counters.icnt_bytes += bytes;
+            let reply = Reply {
+                id,
+                sm,
+                bytes,
+                sent: c,
+            };
+            let due = self.slices[s].link.send(c, reply, bytes);
             self.again |= due <= c;
         }
     }
