@@ -187,9 +187,10 @@ struct Step {
     l2: Option<usize>,
     l2_read: u64,
     l2_write: u64,
-    /// Lines this step filled: (is L2, slice, index); they land when the step ends.
-    filled: [(bool, usize, usize); 8],
-    n_filled: usize,
+    /// Lines this step filled: (is L2, slice, index); they land when the step ends. (Packed:
+    /// the step is taken and reset at every step's end.)
+    filled: [(bool, u16, u32); 8],
+    n_filled: u8,
     release: bool,
     unlock: bool,
 }
@@ -629,7 +630,8 @@ impl Run<'_, '_, '_> {
     /// At the end of a step: the lines it filled land, the registers or banks it released
     /// become free.
     fn settle(&mut self, s: &Step, end: u64) {
-        for &(l2, slice, i) in &s.filled[..s.n_filled] {
+        for &(l2, slice, i) in &s.filled[..s.n_filled as usize] {
+            let (slice, i) = (slice as usize, i as usize);
             let line = if l2 {
                 back!(self.ctx).slices[slice].line_mut(i)
             } else {
@@ -696,8 +698,9 @@ impl Run<'_, '_, '_> {
     }
 
     fn filled(&mut self, l2: bool, slice: usize, i: usize) {
-        if self.s.step.n_filled < self.s.step.filled.len() {
-            self.s.step.filled[self.s.step.n_filled] = (l2, slice, i);
+        if (self.s.step.n_filled as usize) < self.s.step.filled.len() {
+            debug_assert!(slice <= u16::MAX as usize && i <= u32::MAX as usize);
+            self.s.step.filled[self.s.step.n_filled as usize] = (l2, slice as u16, i as u32);
             self.s.step.n_filled += 1;
         }
     }

@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 
-use super::{MemCompletion, MemorySystem};
+use super::MemorySystem;
 
 /// One request waiting for the engine.
 #[derive(Clone, Copy, Debug)]
@@ -101,19 +101,7 @@ impl MemorySystem {
             };
             match e {
                 TmaEntry::Line(id) => self.l1s[sm].queue.push_back((c, id)),
-                TmaEntry::Engine { op, .. } => {
-                    let op = self.ops.remove(op);
-                    self.pending_min = self.pending_min.min(done);
-                    self.pending.push((
-                        op.seq,
-                        MemCompletion {
-                            sm: op.sm,
-                            tag: op.tag,
-                            txn: op.txn,
-                            at: done,
-                        },
-                    ));
-                }
+                TmaEntry::Engine { op, .. } => self.complete(op, done),
             }
         }
     }
