@@ -305,22 +305,20 @@ pub fn run_launch_observed(
                 sm_i = (sm_i + 1) % sms.len();
             }
             // The component memory system runs through this cycle first: what reaches an SM by
-            // now is applied before it issues (`Sm::arrived`).
+            // now is applied before it issues (`Sm::apply_completions`).
             if let Some(ms) = mem.system() {
                 if ms.next_wake().is_some_and(|t| t <= cycle) {
                     let at = (prog, geom.kernel.as_str());
                     tick_memory(ms, cycle, &mut sms, global, sh.programs, &mut arrivals, at)?;
-                    // Ordered by SM: each SM applies its completions once all are in.
-                    let mut last_sm = None;
-                    for c in arrivals.drain(..) {
-                        let i = c.sm as usize;
-                        if last_sm.is_some_and(|l| l != i) {
-                            apply_arrivals(&mut sms, &mut wake, last_sm, cycle, &sh, &mut epoch);
+                    // Ordered by SM: each SM takes its run of completions; it wakes now if
+                    // one finished an instruction.
+                    let mut due = arrivals.drain(..).peekable();
+                    while let Some(i) = due.peek().map(|c| c.sm as usize) {
+                        let run = std::iter::from_fn(|| due.next_if(|c| c.sm as usize == i));
+                        if sms[i].apply_completions(run, cycle, &sh, &mut epoch) {
+                            wake[i] = wake[i].min(cycle);
                         }
-                        last_sm = Some(i);
-                        sms[i].arrived.push((c.tag, c.txn, c.at));
                     }
-                    apply_arrivals(&mut sms, &mut wake, last_sm, cycle, &sh, &mut epoch);
                 }
             }
             let in_flight = mem.system().is_some_and(|m| m.in_flight() > 0);
@@ -553,23 +551,6 @@ fn tick_memory(
                 ),
             )
         })
-}
-
-/// SM `i` (if any) applies the completions it received; it wakes now if one finished an
-/// instruction (`Sm::apply_arrivals`).
-fn apply_arrivals(
-    sms: &mut [Sm],
-    wake: &mut [u64],
-    i: Option<usize>,
-    cycle: u64,
-    sh: &Shared,
-    epoch: &mut u64,
-) {
-    if let Some(i) = i {
-        if sms[i].apply_arrivals(cycle, sh, epoch) {
-            wake[i] = wake[i].min(cycle);
-        }
-    }
 }
 
 /// After a fault the SMs stop but the memory system finishes what was issued before it (its

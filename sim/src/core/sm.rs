@@ -52,9 +52,6 @@ pub struct Sm {
     deferred: Vec<Deferred>,
     /// Memory instructions in flight, whose registers are written at completion.
     pending: PendingMemory,
-    /// Completions of this SM's operations the memory system delivered (`memory_engine:
-    /// components`), applied at the start of the next step: (handle, operation, cycle).
-    pub arrived: Vec<(u64, crate::mem::hierarchy::Txn, u64)>,
 }
 
 /// What one SM cycle did.
@@ -108,7 +105,6 @@ impl Sm {
             outbox: Vec::new(),
             deferred: Vec::with_capacity(cfg.sm.schedulers as usize * 2),
             pending: PendingMemory::default(),
-            arrived: Vec::new(),
         }
     }
 
@@ -209,9 +205,6 @@ impl Sm {
             spin_suspect: false,
         };
         self.order = 0;
-        if !self.arrived.is_empty() {
-            self.apply_arrivals(cycle, sh, epoch);
-        }
         self.land_async_copies(cycle, epoch);
         // No cluster unit, no peer messages: the latency is never used.
         let one_way = sh
@@ -380,21 +373,24 @@ impl Sm {
         ))
     }
 
-    /// The memory system's completions (`arrived`), applied when they reach the SM, before it
+    /// The memory system's completions for this SM, applied when they reach it, before it
     /// steps in that cycle: registers written and released, the loads' latency counted,
     /// memory changes counted as progress. Returns whether the SM must step this cycle (an
     /// instruction finished: a warp may issue, copies may land, messages may leave); a
     /// completion that is not its instruction's last changes nothing a step would see, so the
     /// SM sleeps on (a TMA copy's lines complete one by one).
-    // Kept out of `step`: inlined, it changed how the compiler laid out the issue loop.
-    #[inline(never)]
-    pub fn apply_arrivals(&mut self, cycle: u64, sh: &Shared, epoch: &mut u64) -> bool {
+    pub fn apply_completions(
+        &mut self,
+        completions: impl Iterator<Item = crate::mem::system::MemCompletion>,
+        cycle: u64,
+        sh: &Shared,
+        epoch: &mut u64,
+    ) -> bool {
         let mut wake = false;
-        let mut arrived = std::mem::take(&mut self.arrived);
-        for (tag, txn, at) in arrived.drain(..) {
+        for c in completions {
             let done = self
                 .pending
-                .complete(tag, txn, at, &mut self.warps, sh.prog);
+                .complete(c.tag, c.txn, c.at, &mut self.warps, sh.prog);
             if let Some(l) = done.latency {
                 self.stats.memory.record_load_latency(l);
             }
@@ -407,7 +403,6 @@ impl Sm {
             }
             wake |= done.finished;
         }
-        self.arrived = arrived;
         // A completed `cp.async` joins its warp's copies to land.
         self.copies_waiting |= wake;
         wake || !self.outbox.is_empty()

@@ -155,15 +155,7 @@ impl<'a> ExecEnv<'a> {
                         .issuing
                         .push_op(cg_program("ld"), Txn::new(Target::Shared, 0, 0))
                         as usize;
-                    self.mem.issuing.jobs.push(TmaJob::Land {
-                        ops: op..op + 1,
-                        runs: Vec::new(),
-                        line_bytes: self.mem.sm.l1.line_bytes(),
-                        landing: Box::new(landing),
-                        ranks,
-                        latency: self.tma().latency as u64,
-                        engine: Some(n),
-                    });
+                    self.land_job(op..op + 1, Vec::new(), landing, ranks, Some(n));
                 } else {
                     landing.ready = self.engine_slots(n).1 + self.tma().latency as u64;
                     land_in(w, &ranks, landing);
@@ -171,6 +163,27 @@ impl<'a> ExecEnv<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The job that lands a copy whose operations `ops` are collected (`TmaJob::Land`).
+    fn land_job(
+        &mut self,
+        ops: std::ops::Range<usize>,
+        runs: Vec<Run>,
+        landing: Landing,
+        ranks: Vec<Option<u32>>,
+        engine: Option<u64>,
+    ) {
+        let job = TmaJob::Land {
+            ops,
+            runs,
+            line_bytes: self.mem.sm.l1.line_bytes(),
+            landing: Box::new(landing),
+            ranks,
+            latency: self.tma().latency as u64,
+            engine,
+        };
+        self.mem.issuing.jobs.push(job);
     }
 
     /// Under the component memory system: a copy's operations go to the TMA engine.
@@ -218,15 +231,8 @@ impl<'a> ExecEnv<'a> {
                 let txn = Txn::new(Target::Global, line, m);
                 self.mem.issuing.push_op(cg_program("ld"), txn);
             }
-            self.mem.issuing.jobs.push(TmaJob::Land {
-                ops: first..first + lines.len(),
-                runs,
-                line_bytes: self.mem.sm.l1.line_bytes(),
-                landing: Box::new(landing),
-                ranks: ranks.to_vec(),
-                latency,
-                engine: None,
-            });
+            let ops = first..first + lines.len();
+            self.land_job(ops, runs, landing, ranks.to_vec(), None);
             return Ok(());
         }
         let back = self.read_runs(w, inst, l, &lines, &runs, &mut landing.data)?;
