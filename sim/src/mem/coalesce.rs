@@ -55,8 +55,7 @@ pub fn sectors(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<u64>) ->
     scratch.clear();
     let sb = g.sector_bytes as u64;
     for a in accesses {
-        let last = a.addr + a.size.max(1) as u64 - 1;
-        scratch.extend(a.addr / sb..=last / sb);
+        push_units(a, sb, scratch);
     }
     scratch.sort_unstable();
     scratch.dedup();
@@ -129,24 +128,66 @@ pub fn conflict_degree(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<
     let mut start = 0;
     while start < g.warp_size.max(1) {
         let end = start + group;
-        scratch.clear();
-        for a in accesses.iter().filter(|a| a.lane >= start && a.lane < end) {
-            let last = a.addr + a.size.max(1) as u64 - 1;
-            scratch.extend(a.addr / bb as u64..=last / bb as u64);
-        }
-        if !scratch.is_empty() {
-            scratch.sort_unstable();
-            scratch.dedup();
-            let mut per_bank = [0u32; MAX_BANKS];
-            for w in scratch.iter() {
-                per_bank[(w % banks as u64) as usize] += 1;
+        let in_group = |a: &&LaneAccess| a.lane >= start && a.lane < end;
+        if !one_word_per_bank(accesses.iter().filter(in_group), bb as u64, banks) {
+            scratch.clear();
+            for a in accesses.iter().filter(in_group) {
+                push_units(a, bb as u64, scratch);
             }
-            let worst = per_bank[..banks].iter().copied().max().unwrap_or(1);
-            degree += worst - 1;
+            degree += worst_bank_words(scratch, banks) - 1;
         }
         start = end;
     }
     degree
+}
+
+/// Push the ids of the `unit`-byte units `a` touches (sectors, bank words) onto `out`.
+fn push_units(a: &LaneAccess, unit: u64, out: &mut Vec<u64>) {
+    let first = a.addr / unit;
+    let last = (a.addr + a.size.max(1) as u64 - 1) / unit;
+    out.push(first);
+    for w in first + 1..=last {
+        out.push(w);
+    }
+}
+
+/// Whether every one of `banks` banks sees at most one distinct `bank_bytes` word among
+/// `accesses`: the common conflict-free and broadcast cases, settled in one pass.
+fn one_word_per_bank<'a>(
+    accesses: impl Iterator<Item = &'a LaneAccess>,
+    bank_bytes: u64,
+    banks: usize,
+) -> bool {
+    let mut held = [u64::MAX; MAX_BANKS];
+    let pow2 = banks.is_power_of_two();
+    for a in accesses {
+        let first = a.addr / bank_bytes;
+        let last = (a.addr + a.size.max(1) as u64 - 1) / bank_bytes;
+        for w in first..=last {
+            let bank = if pow2 {
+                w as usize & (banks - 1)
+            } else {
+                (w % banks as u64) as usize
+            };
+            if held[bank] == u64::MAX {
+                held[bank] = w;
+            } else if held[bank] != w {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The most distinct words any one of `banks` banks holds among `words` (sorted here).
+fn worst_bank_words(words: &mut Vec<u64>, banks: usize) -> u32 {
+    words.sort_unstable();
+    words.dedup();
+    let mut per_bank = [0u32; MAX_BANKS];
+    for w in words.iter() {
+        per_bank[(w % banks as u64) as usize] += 1;
+    }
+    per_bank[..banks].iter().copied().max().unwrap_or(1).max(1)
 }
 
 #[cfg(test)]
@@ -250,6 +291,66 @@ mod tests {
         assert_eq!(deg(&strided(0, 16, 8)), 3);
         // 128-bit unit stride: four conflict-free quarter-warps
         assert_eq!(deg(&strided(0, 16, 16)), 1);
+    }
+
+    /// The conflict degree by definition: per lane group, sort every touched word and count
+    /// the distinct words of the busiest bank.
+    fn reference_degree(a: &[LaneAccess], g: &Geometry) -> u32 {
+        let (bb, banks) = (g.bank_bytes as u64, g.banks as u64);
+        let widest = a.iter().map(|x| x.size).max().unwrap_or(0);
+        let group = if widest > g.bank_bytes {
+            (g.banks * g.bank_bytes / widest).max(1)
+        } else {
+            g.warp_size
+        };
+        let mut degree = 1;
+        for start in (0..g.warp_size).step_by(group as usize) {
+            let mut words: Vec<u64> = a
+                .iter()
+                .filter(|x| x.lane >= start && x.lane < start + group)
+                .flat_map(|x| x.addr / bb..=(x.addr + x.size as u64 - 1) / bb)
+                .collect();
+            words.sort_unstable();
+            words.dedup();
+            let worst = (0..banks)
+                .map(|b| words.iter().filter(|&&w| w % banks == b).count() as u32)
+                .max()
+                .unwrap_or(0);
+            degree += worst.max(1) - 1;
+        }
+        degree
+    }
+
+    #[test]
+    fn conflict_degree_agrees_with_its_definition() {
+        // A small linear congruential generator: deterministic patterns with repeats,
+        // broadcasts and conflicts, on power-of-two and other bank counts.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        for banks in [32, 24, 16, 7] {
+            let g = Geometry { banks, ..G };
+            for _ in 0..300 {
+                let size = [1, 2, 4, 8, 16][next(5) as usize];
+                let span = 1 + next(512);
+                let mut a = Vec::new();
+                for lane in 0..32 {
+                    if next(8) != 0 {
+                        let addr = next(span) / size as u64 * size as u64;
+                        a.push(LaneAccess { lane, addr, size });
+                    }
+                }
+                assert_eq!(
+                    conflict_degree(&a, &g, &mut Vec::new()),
+                    reference_degree(&a, &g),
+                    "{banks} banks, {size}-byte accesses {a:?}"
+                );
+            }
+        }
     }
 
     #[test]
