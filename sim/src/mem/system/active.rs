@@ -1,11 +1,11 @@
 //! The components of one kind that may have work: a bit set the cycle walks instead of every
 //! component. A bit is set whenever something is put into the component (a queue, a link,
 //! the blocked list, a DRAM request) and cleared only when the component is found empty
-//! (`MemorySystem::refresh_wake`), so the set always covers every component with work. A
-//! phase visits the set bits in its order (by index, or rotating from an index), reading the
-//! set afresh at each step: a component that gets work during the phase is visited if its
-//! turn is still ahead, as it was when the phase visited every component (an empty one is a
-//! no-op).
+//! (`MemorySystem::refresh_wake`, through `Active::retain`), so the set always covers every
+//! component with work. A phase visits the set bits in its order (by index, or rotating from
+//! an index), reading the set afresh at each step: a component that gets work during the
+//! phase is visited if its turn is still ahead, as it was when the phase visited every
+//! component (an empty one is a no-op).
 
 pub(super) struct Active {
     words: Vec<u64>,
@@ -22,10 +22,6 @@ impl Active {
 
     pub fn set(&mut self, i: usize) {
         self.words[i / 64] |= 1 << (i % 64);
-    }
-
-    pub fn clear(&mut self, i: usize) {
-        self.words[i / 64] &= !(1 << (i % 64));
     }
 
     /// The first set index in `from..end`.
@@ -56,6 +52,21 @@ impl Active {
 
     pub fn len(&self) -> usize {
         self.n
+    }
+
+    /// Visit the set bits as they stand now, in order, clearing each one `keep` rejects (a
+    /// walk that changes no other bit, so it need not read the set afresh).
+    pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
+        for (w, word) in self.words.iter_mut().enumerate() {
+            let mut bits = *word;
+            while bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if !keep(w * 64 + b) {
+                    *word &= !(1 << b);
+                }
+            }
+        }
     }
 }
 
@@ -111,10 +122,25 @@ mod tests {
         for i in [0, 5, 63, 64, 130, 199] {
             a.set(i);
         }
-        a.clear(5);
+        a.retain(|i| i != 5);
         assert_eq!(walk(&a), [0, 63, 64, 130, 199]);
         assert_eq!(a.next_in(65, 130), None);
         assert_eq!(a.next_in(65, 131), Some(130));
+    }
+
+    #[test]
+    fn retain_visits_every_set_bit_and_clears_the_rejected() {
+        let mut a = Active::new(130);
+        for i in [2, 63, 64, 100, 129] {
+            a.set(i);
+        }
+        let mut seen = Vec::new();
+        a.retain(|i| {
+            seen.push(i);
+            i % 2 == 0
+        });
+        assert_eq!(seen, [2, 63, 64, 100, 129]);
+        assert_eq!(walk(&a), [2, 64, 100]);
     }
 
     #[test]

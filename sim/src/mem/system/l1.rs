@@ -22,8 +22,14 @@ use crate::mem::program::{OpExp, Place};
 /// A message on an SM's link to the slices.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Packet {
-    /// An operation going to its slice; `bytes` of packet, sent at cycle `sent`.
-    Op { id: u32, bytes: u64, sent: u64 },
+    /// An operation going to its slice (kept here: the crossbar reads it at every delivery
+    /// attempt); `bytes` of packet, sent at cycle `sent`.
+    Op {
+        id: u32,
+        slice: u32,
+        bytes: u64,
+        sent: u64,
+    },
     /// A silent write-back's dirty bytes for `slice`.
     WriteBack { slice: u32, bytes: u32, sent: u64 },
 }
@@ -182,9 +188,14 @@ impl MemorySystem {
             self.l1s[sm].out.pop_front();
             let bytes = HEADER + self.request_payload(id, env);
             env.sms.side(sm).counters.icnt_bytes += bytes;
-            let sent = self.l1s[sm]
-                .link
-                .send(c, Packet::Op { id, bytes, sent: c }, bytes);
+            let slice = self.ops.get(id).slice;
+            let packet = Packet::Op {
+                id,
+                slice,
+                bytes,
+                sent: c,
+            };
+            let sent = self.l1s[sm].link.send(c, packet, bytes);
             self.again |= sent <= c;
         }
     }

@@ -53,6 +53,7 @@ mod slice;
 mod stats;
 mod tma;
 
+use stats::Held;
 pub use stats::{MemSystemStats, QueueStats};
 
 use crate::config::Config;
@@ -105,6 +106,17 @@ pub struct MemCompletion {
     pub txn: Txn,
     /// Core cycle the completion reaches the SM (its registers are released then).
     pub at: u64,
+}
+
+/// A completion not yet handed over: the key of its order (SM, cycle, tag, submission) and
+/// its operation.
+#[derive(Clone, Copy, Debug)]
+struct Due {
+    seq: u64,
+    sm: u32,
+    tag: u64,
+    at: u64,
+    id: u32,
 }
 
 /// A program the formal model leaves stuck (⊥), with the operation's SM, tag and program.
@@ -191,19 +203,26 @@ pub struct MemorySystem {
     /// `next_wake`, kept up to date: recomputed after each processed cycle, lowered by
     /// `submit`.
     wake: Option<u64>,
+    /// The components' part of `wake` (`u64::MAX`: none), kept so that handing completions
+    /// over recomputes `wake` without visiting them.
+    comp_wake: u64,
+    /// The queue lengths as they stand now (the walk of `refresh_wake` takes them; `submit`
+    /// and `submit_tma` add theirs): what `sample` weights by the cycles they held.
+    held: Held,
     /// The earliest `at` of `pending` (`u64::MAX`: none).
     pending_min: u64,
     /// The next cycle not yet processed.
     cycle: u64,
     seq: u64,
     write_back_seq: u64,
-    /// Completions not yet handed over (their `at` may be ahead), with their submission order.
-    pending: Vec<(u64, MemCompletion)>,
+    /// Completions not yet handed over (their `at` may be ahead): small keys, the operation
+    /// (its `Txn`) stays in `ops` until it is handed over, so it moves once.
+    pending: Vec<Due>,
     /// `debug.retry_blocked: every`.
     retry_every: bool,
     /// Scratch buffers, reused.
     traffic: Vec<Traffic>,
-    due: Vec<(u64, MemCompletion)>,
+    due: Vec<Due>,
     done: Vec<DramDone>,
     /// An operation progressed in the cycle being processed (blocked ones are retried).
     progressed: bool,
@@ -238,6 +257,8 @@ impl MemorySystem {
             ch_on: Active::new(0),
             wake: None,
             pending_min: u64::MAX,
+            comp_wake: u64::MAX,
+            held: Held::default(),
             back,
             ops: OpPool::default(),
             cycle: 0,
@@ -264,7 +285,7 @@ impl MemorySystem {
     /// If an operation is still in flight.
     pub fn new_launch(&mut self) {
         assert!(
-            self.in_flight() == 0 && self.pending.is_empty(),
+            self.in_flight() == 0,
             "a launch ends with nothing in flight"
         );
         self.back.new_launch();
@@ -308,6 +329,8 @@ impl MemorySystem {
         self.slice_on = Active::new(slices);
         self.ch_on = Active::new(channels);
         self.wake = None;
+        self.comp_wake = u64::MAX;
+        self.held = Held::default();
         self.pending_min = u64::MAX;
         self.ops = OpPool::default();
         self.cycle = 0;
@@ -340,10 +363,10 @@ impl MemorySystem {
         let sm = req.sm as usize;
         let id = self.insert_op(req, now);
         self.l1s[sm].queue.push_back((now + ISSUE_TO_L1, id));
+        self.held.l1_queue.grew_to(self.l1s[sm].occupancy());
         self.l1_on.set(sm);
         // The L1's wake can only come earlier; nothing else changed.
-        let w = self.l1s[sm].next_wake().max(self.cycle);
-        self.wake = Some(self.wake.map_or(w, |t| t.min(w)));
+        self.lower_wake(self.l1s[sm].next_wake());
     }
 
     /// Hand a TMA line request (`engine: None`) or a copy that only occupies the engine for
@@ -360,9 +383,15 @@ impl MemorySystem {
                 Some(bytes) => tma::TmaEntry::Engine { op: id, bytes },
             },
         );
+        self.held.tma_queue.grew_to(self.l1s[sm].tma.len());
         self.l1_on.set(sm);
-        let w = self.l1s[sm].next_wake().max(self.cycle);
-        self.wake = Some(self.wake.map_or(w, |t| t.min(w)));
+        self.lower_wake(self.l1s[sm].next_wake());
+    }
+
+    /// A component's wake moved to `w` or later: `wake` can only come earlier.
+    fn lower_wake(&mut self, w: u64) {
+        self.comp_wake = self.comp_wake.min(w);
+        self.set_wake();
     }
 
     /// A new operation in the pool, for `req`, submitted at `now`.
@@ -443,7 +472,7 @@ impl MemorySystem {
             self.refresh_wake();
         }
         if self.hand_over(now, out) {
-            self.refresh_wake();
+            self.set_wake();
         }
         Ok(())
     }
@@ -456,41 +485,55 @@ impl MemorySystem {
     /// Recompute `wake` from the pending completions and the components that may have work,
     /// dropping those found empty from their set (an empty component's wake is never).
     fn refresh_wake(&mut self) {
-        let mut t = self.pending_min;
+        let mut t = u64::MAX;
         if self.progressed {
             t = t.min(self.cycle);
         }
-        let mut i = 0;
-        while let Some(k) = self.l1_on.next(i) {
-            let l = &self.l1s[k];
+        let MemorySystem {
+            l1s,
+            slices,
+            channels,
+            l1_on,
+            slice_on,
+            ch_on,
+            held: h,
+            ..
+        } = self;
+        *h = Held::default();
+        l1_on.retain(|k| {
+            let l = &l1s[k];
             if l.is_idle() {
-                self.l1_on.clear(k);
-            } else {
-                t = t.min(l.next_wake());
+                return false;
             }
-            i = k + 1;
-        }
-        let mut i = 0;
-        while let Some(k) = self.slice_on.next(i) {
-            let s = &self.slices[k];
+            t = t.min(l.next_wake());
+            h.l1_queue.take(l.occupancy());
+            h.tma_queue.take(l.tma.len());
+            h.sm_links.take(l.link.len());
+            h.blocked.take(l.blocked.len());
+            true
+        });
+        slice_on.retain(|k| {
+            let s = &slices[k];
             if s.is_idle() {
-                self.slice_on.clear(k);
-            } else {
-                t = t.min(s.next_wake());
+                return false;
             }
-            i = k + 1;
-        }
-        let mut i = 0;
-        while let Some(k) = self.ch_on.next(i) {
-            let ch = &self.channels[k];
+            t = t.min(s.next_wake());
+            h.slice_queue.take(s.input.len());
+            h.slice_links.take(s.link.len());
+            h.blocked.take(s.blocked.len());
+            true
+        });
+        ch_on.retain(|k| {
+            let ch = &channels[k];
             if ch.is_idle() {
-                self.ch_on.clear(k);
-            } else {
-                t = t.min(ch.next_wake());
+                return false;
             }
-            i = k + 1;
-        }
-        self.wake = (t != u64::MAX).then_some(t.max(self.cycle));
+            t = t.min(ch.next_wake());
+            h.dram_links.take(ch.link.len());
+            true
+        });
+        self.comp_wake = t;
+        self.set_wake();
         #[cfg(debug_assertions)]
         assert_eq!(
             self.wake,
@@ -499,15 +542,16 @@ impl MemorySystem {
         );
     }
 
+    /// `wake` from its two parts: the components' and the pending completions'.
+    fn set_wake(&mut self) {
+        let t = self.comp_wake.min(self.pending_min);
+        self.wake = (t != u64::MAX).then_some(t.max(self.cycle));
+    }
+
     /// `next_wake` by visiting every component (the check of the active sets).
     #[cfg(debug_assertions)]
     fn wake_by_scan(&self) -> Option<u64> {
-        let mut t = self
-            .pending
-            .iter()
-            .map(|(_, c)| c.at)
-            .min()
-            .unwrap_or(u64::MAX);
+        let mut t = self.pending.iter().map(|d| d.at).min().unwrap_or(u64::MAX);
         if self.progressed {
             t = t.min(self.cycle);
         }
@@ -526,9 +570,10 @@ impl MemorySystem {
         (t != u64::MAX).then_some(t.max(self.cycle))
     }
 
-    /// Operations submitted and not yet handed over as completions.
+    /// Operations submitted and not yet handed over as completions (a completed operation
+    /// stays in `ops` until it is).
     pub fn in_flight(&self) -> usize {
-        self.ops.live() + self.pending.len()
+        self.ops.live()
     }
 
     /// The L2 (slices) for the end-of-launch write-back and host sync.
@@ -558,29 +603,14 @@ impl MemorySystem {
     fn sample(&mut self, c: u64) {
         let cycles = c.saturating_sub(self.stats.cycles);
         self.stats.cycles = self.stats.cycles.max(c);
-        let s = &mut self.stats;
-        let mut i = 0;
-        while let Some(k) = self.l1_on.next(i) {
-            let l = &self.l1s[k];
-            s.l1_queue.add(l.occupancy(), cycles);
-            s.tma_queue.add(l.tma.len(), cycles);
-            s.sm_links.add(l.link.len(), cycles);
-            s.blocked.add(l.blocked.len(), cycles);
-            i = k + 1;
-        }
-        let mut i = 0;
-        while let Some(k) = self.slice_on.next(i) {
-            let sl = &self.slices[k];
-            s.slice_queue.add(sl.input.len(), cycles);
-            s.slice_links.add(sl.link.len(), cycles);
-            s.blocked.add(sl.blocked.len(), cycles);
-            i = k + 1;
-        }
-        let mut i = 0;
-        while let Some(k) = self.ch_on.next(i) {
-            s.dram_links.add(self.channels[k].link.len(), cycles);
-            i = k + 1;
-        }
+        let (s, h) = (&mut self.stats, &self.held);
+        s.l1_queue.add(h.l1_queue, cycles);
+        s.tma_queue.add(h.tma_queue, cycles);
+        s.sm_links.add(h.sm_links, cycles);
+        s.slice_queue.add(h.slice_queue, cycles);
+        s.slice_links.add(h.slice_links, cycles);
+        s.dram_links.add(h.dram_links, cycles);
+        s.blocked.add(h.blocked, cycles);
     }
 
     fn cycle_at(&mut self, c: u64, env: &mut Env) -> Result<(), MemFault> {
@@ -701,36 +731,38 @@ impl MemorySystem {
         }
         let mut i = 0;
         while i < self.pending.len() {
-            if self.pending[i].1.at <= now {
+            if self.pending[i].at <= now {
                 self.due.push(self.pending.swap_remove(i));
             } else {
                 i += 1;
             }
         }
         self.due
-            .sort_unstable_by_key(|(seq, c)| (c.sm, c.at, c.tag, *seq));
-        out.extend(self.due.drain(..).map(|(_, c)| c));
-        self.pending_min = self
-            .pending
-            .iter()
-            .map(|(_, c)| c.at)
-            .min()
-            .unwrap_or(u64::MAX);
+            .sort_unstable_by_key(|d| (d.sm, d.at, d.tag, d.seq));
+        for d in self.due.drain(..) {
+            let op = self.ops.remove(d.id);
+            out.push(MemCompletion {
+                sm: d.sm,
+                tag: d.tag,
+                txn: op.txn,
+                at: d.at,
+            });
+        }
+        self.pending_min = self.pending.iter().map(|d| d.at).min().unwrap_or(u64::MAX);
         true
     }
 
+    /// Operation `id` is done: its completion reaches its SM at `at`.
     fn complete(&mut self, id: u32, at: u64) {
-        let op = self.ops.remove(id);
+        let op = self.ops.get(id);
         self.pending_min = self.pending_min.min(at);
-        self.pending.push((
-            op.seq,
-            MemCompletion {
-                sm: op.sm,
-                tag: op.tag,
-                txn: op.txn,
-                at,
-            },
-        ));
+        self.pending.push(Due {
+            seq: op.seq,
+            sm: op.sm,
+            tag: op.tag,
+            at,
+            id,
+        });
     }
 
     // ---- running steps ------------------------------------------------------------------

@@ -226,9 +226,9 @@ impl MemorySystem {
                 }
                 seen += 1;
                 let (s, bytes, sent) = match p {
-                    super::l1::Packet::Op { id, bytes, sent } => {
-                        (self.ops.get(id).slice as usize, bytes, sent)
-                    }
+                    super::l1::Packet::Op {
+                        slice, bytes, sent, ..
+                    } => (slice as usize, bytes, sent),
                     super::l1::Packet::WriteBack { slice, bytes, sent } => {
                         (slice as usize, HEADER + bytes as u64, sent)
                     }

@@ -23,10 +23,45 @@ impl QueueStats {
         }
     }
 
-    pub(super) fn add(&mut self, len: usize, cycles: u64) {
-        self.sum += len as u64 * cycles;
+    /// The lengths `held` held for `cycles`.
+    pub(super) fn add(&mut self, held: Lengths, cycles: u64) {
+        self.sum += held.sum * cycles;
+        self.max = self.max.max(held.max);
+    }
+}
+
+/// The lengths of one kind of queue at one moment: their sum over the instances and the
+/// longest.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Lengths {
+    pub sum: u64,
+    pub max: u64,
+}
+
+impl Lengths {
+    /// One more instance, `len` long.
+    pub fn take(&mut self, len: usize) {
+        self.sum += len as u64;
         self.max = self.max.max(len as u64);
     }
+
+    /// One instance grew by one, to `len`.
+    pub fn grew_to(&mut self, len: usize) {
+        self.sum += 1;
+        self.max = self.max.max(len as u64);
+    }
+}
+
+/// `Lengths` of every kind of queue (`MemSystemStats`' queue fields).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Held {
+    pub l1_queue: Lengths,
+    pub tma_queue: Lengths,
+    pub sm_links: Lengths,
+    pub slice_queue: Lengths,
+    pub slice_links: Lengths,
+    pub dram_links: Lengths,
+    pub blocked: Lengths,
 }
 
 /// `MemorySystem::stats`.
