@@ -396,3 +396,127 @@ fn bad_tensor_maps_and_multicast_masks_are_faults() {
     let f = fault(run_manifest(&m, Some(&cfg), &[]));
     assert!(f.to_string().contains("ctaMask 0x6"), "{f}");
 }
+
+/// The TMA engine's queue is bounded (`sm.tma.queue_lines`): one thread issues four 1 KiB
+/// bulk copies (8 lines each) back to back to an engine slowed to 16 B/cycle (8 cycles a
+/// line). By default (one request per 16 bytes of shared memory) all four are admitted at
+/// once; with room for 4 lines, each later copy waits until the engine has issued all but 3
+/// of the lines before it: the warp's `memory_backpressure` stall. The bytes arrive either
+/// way.
+#[test]
+fn a_full_tma_queue_holds_back_the_next_copy() {
+    let body = "
+  mov.u32 %r1, bar;
+  mov.u32 %r2, smem;
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [out];
+  mbarrier.init.shared::cta.b64 [%r1], 1;
+  fence.mbarrier_init.release.cluster;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [%r1], 4096;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r2], [%rd1], 1024, [%r1];
+  add.u32 %r3, %r2, 1024;
+  add.u64 %rd4, %rd1, 1024;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd4], 1024, [%r1];
+  add.u32 %r3, %r2, 2048;
+  add.u64 %rd4, %rd1, 2048;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd4], 1024, [%r1];
+  add.u32 %r3, %r2, 3072;
+  add.u64 %rd4, %rd1, 3072;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd4], 1024, [%r1];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;
+  @!%p1 bra WAIT;
+  ld.shared.u32 %r4, [%r2];
+  ld.shared.u32 %r5, [%r2+4092];
+  cvt.u64.u32 %rd5, %r4;
+  cvt.u64.u32 %rd6, %r5;
+  st.global.u64 [%rd2], %rd5;
+  st.global.u64 [%rd2+8], %rd6;
+  ret;";
+    let dir = temp_dir("tma_queue");
+    let m = write(
+        &dir,
+        body,
+        ".param .u64 src, .param .u64 out",
+        "    grid: [1, 1, 1]\n    block: [1, 1, 1]\n    args: [src, out]",
+        "  src: { dtype: u32, shape: [1024], init: { iota: { start: 5, step: 1 } } }\n  out: { dtype: u64, shape: [2], init: zeros }",
+    );
+    let cfg = root().join("configs/hopper-h100.yaml");
+    let run = |set: &[(String, String)]| {
+        let out = run_manifest(&m, Some(&cfg), set).unwrap();
+        assert_eq!(
+            words(&out, "out"),
+            vec![5, 5 + 1023],
+            "the copies' first and last words"
+        );
+        out.stats.totals.stalls["memory_backpressure"]
+    };
+    let slow = ("sm.tma.bytes_per_cycle".to_string(), "16".to_string());
+    assert_eq!(
+        run(std::slice::from_ref(&slow)),
+        0,
+        "the default queue admits all four copies"
+    );
+    let bounded = run(&[slow, ("sm.tma.queue_lines".into(), "4".into())]);
+    // Each of copies 2-4 waits for at least 5 of the 8 lines before it to leave the engine
+    // (8 cycles each), less the few cycles the warp spends reaching it.
+    assert!(
+        bounded >= 3 * 30,
+        "copies 2-4 held back by the full queue: {bounded} warp-cycles"
+    );
+}
+
+/// `cp.async.bulk.wait_group.read` waits until the TMA engine has read the group's bytes from
+/// shared memory, the plain form until they are written: one thread stores 4 KiB (32 lines)
+/// to global memory through an engine slowed to 16 B/cycle (8 cycles a line), then times the
+/// two waits. The `.read` wait ends once the last line has left the engine (31 × 8 cycles
+/// after the first), the plain one only when the last store has completed at L2.
+#[test]
+fn a_bulk_read_wait_ends_when_the_engine_has_read_the_bytes() {
+    let body = "
+  mov.u32 %r2, smem;
+  ld.param.u64 %rd1, [dst];
+  ld.param.u64 %rd2, [out];
+  st.shared.u32 [%r2], 77;
+  st.shared.u32 [%r2+4092], 78;
+  fence.proxy.async.shared::cta;
+  mov.u64 %rd10, %clock64;
+  cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r2], 4096;
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group.read 0;
+  mov.u64 %rd11, %clock64;
+  cp.async.bulk.wait_group 0;
+  mov.u64 %rd12, %clock64;
+  sub.u64 %rd13, %rd11, %rd10;
+  sub.u64 %rd14, %rd12, %rd10;
+  st.global.u64 [%rd2], %rd13;
+  st.global.u64 [%rd2+8], %rd14;
+  ret;";
+    let dir = temp_dir("bulk_read_wait");
+    let m = write(
+        &dir,
+        body,
+        ".param .u64 dst, .param .u64 out",
+        "    grid: [1, 1, 1]\n    block: [1, 1, 1]\n    args: [dst, out]",
+        "  dst: { dtype: u32, shape: [1024], init: zeros }\n  out: { dtype: u64, shape: [2], init: zeros }",
+    );
+    let cfg = root().join("configs/hopper-h100.yaml");
+    let slow = [("sm.tma.bytes_per_cycle".to_string(), "16".to_string())];
+    let out = run_manifest(&m, Some(&cfg), &slow).unwrap();
+    let dst = words(&out, "dst");
+    assert_eq!(
+        (dst[0] & 0xFFFF_FFFF, dst[511] >> 32),
+        (77, 78),
+        "the bytes were stored"
+    );
+    let t = words(&out, "out");
+    let (read, written) = (t[0], t[1]);
+    assert!(
+        (31 * 8..31 * 8 + 40).contains(&read),
+        "the .read wait ends after the engine's last line: {read} cycles"
+    );
+    assert!(
+        written > read + 100,
+        "the plain wait also waits for the stores to reach L2: {written} vs {read} cycles"
+    );
+}

@@ -608,3 +608,42 @@ fn component_mixed_streams_show_refresh_and_turnaround() {
         }
     });
 }
+
+/// The end of a launch is timed under the component memory system: with a write-back L1 (a
+/// `st.global.wb` program that only writes L1), one warp's stores complete at the L1 and the
+/// launch lasts until the dirty line, written back at the end as a fence's flush does, has
+/// crossed the interconnect to L2. So 300 more cycles of interconnect latency each way add at
+/// least 300 to the launch, and the host sees the stored values.
+#[test]
+fn a_write_back_l1_is_flushed_to_l2_within_the_launch() {
+    let dir = temp_dir("end_flush");
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n  ld.param.u64 %rd1, [out];\n  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd2, %r1, 4;\n  add.u64 %rd3, %rd1, %rd2;\n  add.u32 %r2, %r1, 100;\n  st.global.u32 [%rd3], %r2;\n  ret;\n}\n";
+    std::fs::write(dir.join("k.ptx"), ptx).unwrap();
+    let m = dir.join("k.yaml");
+    std::fs::write(
+        &m,
+        "kernel: k.ptx\nlaunches:\n  - entry: k\n    grid: [1, 1, 1]\n    block: [32, 1, 1]\n    args: [out]\nbuffers:\n  out: { dtype: u32, shape: [32], init: zeros }\nchecks:\n  - buffer: out\n    values: [100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131]\n",
+    )
+    .unwrap();
+    let wb = (
+        "memory_programs.st_global_wb".to_string(),
+        "writeL1; yield; releaseRegs; end;".to_string(),
+    );
+    let run = |latency: &str| {
+        let set = [
+            wb.clone(),
+            ("interconnect.latency".to_string(), latency.to_string()),
+            // Room in the L2's and DRAM's load-to-use latencies for the longer interconnect.
+            ("l2.hit_latency".to_string(), "800".to_string()),
+            ("dram.latency".to_string(), "1000".to_string()),
+        ];
+        let out = run_manifest(&m, None, &set).unwrap();
+        assert!(out.failures.is_empty(), "{:?}", out.failures);
+        out.stats.totals.cycles
+    };
+    let (near, far) = (run("30"), run("330"));
+    assert!(
+        far >= near + 300,
+        "the write-back's trip is part of the launch: {near} vs {far} cycles"
+    );
+}

@@ -199,11 +199,26 @@ pub struct WgmmaConfig {
 /// The TMA engine of one SM: a bulk or tensor copy is split into L1-line requests that the
 /// engine issues at `bytes_per_cycle`; the bytes land in shared memory `latency` cycles after
 /// the last line has come back (the engine's address generation and shared-memory write).
+/// Its queue admits a copy while it holds fewer than `queue_lines` line requests (no depth is
+/// published; by default the most requests the copies shared memory can hold may need: a
+/// copy moves at least 16 bytes per row, so one request per 16 bytes of shared memory).
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct TmaConfig {
     pub latency: u32,
     pub bytes_per_cycle: u32,
+    #[serde(default)]
+    pub queue_lines: Option<u32>,
+}
+
+impl TmaConfig {
+    /// `queue_lines`, or one request per 16 bytes of shared memory (`shared_bytes`): a bulk
+    /// copy's size and a tensor box's rows are multiples of 16 bytes (PTX ISA,
+    /// `cp.async.bulk`; CUDA driver API, `cuTensorMapEncodeTiled`), so no more requests can
+    /// be needed to fill shared memory.
+    pub fn queue_lines(&self, shared_bytes: u32) -> u32 {
+        self.queue_lines.unwrap_or(shared_bytes.div_ceil(16)).max(1)
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -707,6 +722,9 @@ impl Config {
                     "sm.tma.bytes_per_cycle",
                     format!("must be in 1..=4096, got {}", t.bytes_per_cycle),
                 ));
+            }
+            if t.queue_lines == Some(0) {
+                return Err(("sm.tma.queue_lines", "must be at least 1".into()));
             }
         }
         let u = &sm.units;
@@ -1243,6 +1261,19 @@ mod tests {
             let e = Config::from_yaml("t", TINY_YAML, &[(key, "0".into())]).unwrap_err();
             assert_eq!(e.path, "sm.units.tensor", "{field}: {e}");
         }
+    }
+
+    #[test]
+    fn tma_queue_lines_default_to_shared_memory_in_16_byte_requests_and_reject_zero() {
+        let mut c = Config::tiny();
+        let t = c.sm.tma.as_mut().unwrap();
+        assert_eq!(t.queue_lines(c.sm.shared_bytes), 3072);
+        t.queue_lines = None;
+        assert_eq!(t.queue_lines(49152), 3072);
+        assert_eq!(t.queue_lines(1000), 63, "a partial 16 bytes counts");
+        let e = Config::from_yaml("t", TINY_YAML, &[("sm.tma.queue_lines".into(), "0".into())])
+            .unwrap_err();
+        assert_eq!(e.path, "sm.tma.queue_lines");
     }
 
     #[test]

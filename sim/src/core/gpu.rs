@@ -240,6 +240,9 @@ pub fn run_launch_observed(
     fill_step_order(&cfg.debug, 0, &mut order);
     // The SMs stepped this cycle that left work for the exchange or messages.
     let mut touched: Vec<usize> = Vec::with_capacity(sms.len());
+    // Under the component memory system the launch ends with every L1 written back to L2
+    // (`flush_at_end`), timed.
+    let mut flushed = false;
     let mut arrivals: Vec<crate::mem::system::MemCompletion> = Vec::new();
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = (|| -> Result<(), Fault> {
@@ -323,7 +326,14 @@ pub fn run_launch_observed(
             }
             let in_flight = mem.system().is_some_and(|m| m.in_flight() > 0);
             if done_ctas == n_ctas && !in_flight {
-                break;
+                let Some(ms) = mem.system() else { break };
+                if !flushed {
+                    flush_at_end(ms, &mut sms, global, cycle);
+                    flushed = true;
+                }
+                if !ms.writing_back() {
+                    break;
+                }
             }
             let mut issued = 0;
             let mut suspect = false;
@@ -556,6 +566,29 @@ fn tick_memory(
 /// After a fault the SMs stop but the memory system finishes what was issued before it (its
 /// stores reach memory, as on the hardware); its completions are dropped and a further
 /// fault ends the drain.
+/// The end of a launch under the component memory system: every SM whose L1 holds dirty
+/// global lines flushes it as a fence does (values at once, packets over the SM's link); the
+/// launch lasts until they have reached their slices (`MemorySystem::writing_back`). With the
+/// library's programs global data never stays in L1, so this costs nothing; a write-back L1
+/// (a `st.global.wb` program that writes L1) pays for its dirty lines here.
+fn flush_at_end(
+    ms: &mut crate::mem::system::MemorySystem,
+    sms: &mut [Sm],
+    global: &mut GlobalMemory,
+    cycle: u64,
+) {
+    for sm in sms.iter_mut() {
+        if !crate::mem::hierarchy::has_dirty_global(&sm.mem) {
+            continue;
+        }
+        let side = crate::mem::system::SmSide {
+            mem: &mut sm.mem,
+            counters: &mut sm.stats.memory,
+        };
+        ms.flush_l1(sm.id, side, global, cycle);
+    }
+}
+
 fn drain_memory(
     ms: &mut crate::mem::system::MemorySystem,
     sms: &mut [Sm],

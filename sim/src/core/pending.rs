@@ -237,6 +237,10 @@ impl InFlight {
         self.entries.insert(p)
     }
 
+    pub fn get(&self, entry: usize) -> Option<&Pending> {
+        self.entries.get(entry)
+    }
+
     pub fn get_mut(&mut self, entry: usize) -> Option<&mut Pending> {
         self.entries.get_mut(entry)
     }
@@ -376,6 +380,20 @@ impl PendingMemory {
                 f(tag(e, p.serial, k), *prog, txn, route);
             }
         }
+    }
+
+    /// The warp slot and bulk group of the store (or reduction) copy operation `tag` belongs
+    /// to, if it is one and still in flight.
+    pub fn store_group(&self, tag_: u64) -> Option<(usize, u64)> {
+        let (e, serial, _) = untag(tag_);
+        let p = self
+            .inflight
+            .get(e)
+            .filter(|p| p.serial & 0xFFFF_FFFF == serial)?;
+        p.jobs.iter().find_map(|j| match j {
+            TmaJob::Store { group } => Some((p.slot, *group)),
+            _ => None,
+        })
     }
 
     /// The warp slot and origin of the instruction operation `tag` belongs to, if it is still

@@ -435,6 +435,11 @@ impl Sm {
                 Some(Stall::MemoryBackpressure)
             }
             Op::CpAsync { .. } if !ms.can_accept(self.id, 1) => Some(Stall::MemoryBackpressure),
+            Op::CpAsyncBulk { .. } | Op::CpAsyncBulkTensor { .. }
+                if !ms.can_accept_copy(self.id) =>
+            {
+                Some(Stall::MemoryBackpressure)
+            }
             Op::Fence { .. } | Op::FenceProxyAsync { .. } if w.mem_in_flight > 0 => {
                 Some(Stall::Membar)
             }
@@ -448,18 +453,32 @@ impl Sm {
                     .any(|&g| g < older)
                     .then_some(Stall::Membar)
             }
-            // Likewise a bulk wait for groups whose stores are still in flight (`.read` too:
-            // the engine's reads of shared memory are not reported apart from its writes).
-            Op::CpAsyncBulkWait { n, .. } => {
+            // Likewise a bulk wait for groups whose stores are still in flight; `.read` only
+            // while the engine has not read all their bytes from shared memory (some line
+            // still waits in it).
+            Op::CpAsyncBulkWait { n, read } => {
                 let older = w.hopper.bulk_group.saturating_sub(*n as u64);
-                w.hopper
-                    .bulk_in_flight
-                    .iter()
-                    .any(|&g| g < older)
-                    .then_some(Stall::Membar)
+                let in_flight = w.hopper.bulk_in_flight.iter().any(|&g| g < older);
+                let waits = in_flight && (!read || self.engine_still_reads(slot, older, ms));
+                waits.then_some(Stall::Membar)
             }
             _ => None,
         }
+    }
+
+    /// Whether this SM's TMA engine still holds a line of a store copy of warp `slot` in a bulk
+    /// group before `older` (its bytes not yet read from shared memory).
+    fn engine_still_reads(
+        &self,
+        slot: usize,
+        older: u64,
+        ms: &crate::mem::system::MemorySystem,
+    ) -> bool {
+        ms.tma_waiting(self.id).any(|tag| {
+            self.pending
+                .store_group(tag)
+                .is_some_and(|(s, g)| s == slot && g < older)
+        })
     }
 
     /// Whether warp `slot`'s next instruction reaches the memory system (under the component

@@ -313,6 +313,14 @@ pub fn program_id(name: &str) -> OpProgram {
 /// The formal `flush` rule fired by a GPU- or system-scope fence on one SM (our decision for
 /// gap 2: only lines not in flight, and dirty ones written back first so that nothing is lost):
 /// every global L1 line is dropped, local lines stay.
+/// Whether SM memory `m`'s L1 holds a dirty global line (what a `flush` would write back).
+pub fn has_dirty_global(m: &SmMemory) -> bool {
+    (0..m.l1.n_ways()).any(|i| {
+        let l = m.l1.line(i);
+        l.tag != INVALID && l.tag < LOCAL_TAG && l.dirty != 0
+    })
+}
+
 pub fn flush_l1_global(
     back: &mut Backend,
     m: &mut SmMemory,

@@ -17,46 +17,44 @@ pub struct ParseError {
     pub msg: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Tok {
-    text: String,
+/// A token: a slice of the source and where it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Tok<'a> {
+    text: &'a str,
     line: usize,
     col: usize,
 }
 
-fn lex(src: &str) -> Result<Vec<Tok>, ParseError> {
+fn lex(src: &str) -> Result<Vec<Tok<'_>>, ParseError> {
     let mut toks = Vec::new();
-    let chars: Vec<char> = src.chars().collect();
-    let (mut i, mut line, mut col) = (0, 1, 1);
-    while i < chars.len() {
-        let c = chars[i];
+    let mut chars = src.char_indices().peekable();
+    let (mut line, mut col) = (1, 1);
+    while let Some((i, c)) = chars.next() {
         if c == '\n' {
-            i += 1;
             line += 1;
             col = 1;
         } else if c.is_whitespace() {
-            i += 1;
             col += 1;
-        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
+        } else if c == '/' && src[i + 1..].starts_with('/') {
+            while chars.next_if(|&(_, c)| c != '\n').is_some() {}
         } else if ";{}()!".contains(c) {
             toks.push(Tok {
-                text: c.to_string(),
+                text: &src[i..i + 1],
                 line,
                 col,
             });
-            i += 1;
             col += 1;
         } else if c.is_ascii_alphabetic() {
-            let start = i;
-            while i < chars.len() && chars[i].is_ascii_alphanumeric() {
-                i += 1;
+            let mut end = i + 1;
+            while let Some((k, _)) = chars.next_if(|&(_, c)| c.is_ascii_alphanumeric()) {
+                end = k + 1;
             }
-            let text: String = chars[start..i].iter().collect();
-            toks.push(Tok { text, line, col });
-            col += i - start;
+            toks.push(Tok {
+                text: &src[i..end],
+                line,
+                col,
+            });
+            col += end - i;
         } else {
             return Err(ParseError {
                 line,
@@ -77,17 +75,17 @@ pub const MAX_NESTING: usize = 64;
 /// A condition and the depth of its tree.
 type Cond = (BExp, usize);
 
-struct Parser {
-    toks: Vec<Tok>,
+struct Parser<'a> {
+    toks: Vec<Tok<'a>>,
     pos: usize,
     eof: (usize, usize),
     /// `if` blocks, parentheses and `!` open at the current token.
     open: usize,
 }
 
-impl Parser {
-    fn peek(&self) -> Option<&str> {
-        self.toks.get(self.pos).map(|t| t.text.as_str())
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&'a str> {
+        self.toks.get(self.pos).map(|t| t.text)
     }
 
     fn err(&self, msg: &str) -> ParseError {
@@ -95,7 +93,7 @@ impl Parser {
             Some(t) => ParseError {
                 line: t.line,
                 col: t.col,
-                found: t.text.clone(),
+                found: t.text.to_string(),
                 msg: msg.into(),
             },
             None => ParseError {
@@ -129,8 +127,8 @@ impl Parser {
     }
 
     fn stm(&mut self) -> Result<Stm, ParseError> {
-        let t = self.peek().unwrap_or_default().to_string();
-        match t.as_str() {
+        let t = self.peek().unwrap_or_default();
+        match t {
             ";" => {
                 self.pos += 1;
                 Ok(Stm::Skip)
@@ -154,7 +152,7 @@ impl Parser {
                 };
                 Ok(Stm::If(b, then, els))
             }
-            _ => match OpExp::from_keyword(&t) {
+            _ => match OpExp::from_keyword(t) {
                 Some(op) => {
                     self.pos += 1;
                     self.expect(";")?;
@@ -188,7 +186,7 @@ impl Parser {
         ParseError {
             line: t.line,
             col: t.col,
-            found: t.text.clone(),
+            found: t.text.to_string(),
             msg: format!("nested more than {MAX_NESTING} deep (`if` blocks, parentheses, `!`, `and`/`or` chains)"),
         }
     }

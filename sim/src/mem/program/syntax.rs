@@ -80,31 +80,41 @@ impl OpExp {
     ];
 
     pub fn keyword(self) -> String {
+        let (stem, level) = self.keyword_parts();
+        format!("{stem}{level}")
+    }
+
+    /// The keyword as its stem and its level's suffix (`readL1`: `read`, `L1`; empty for the
+    /// operations without a level), so it can be matched without building it.
+    fn keyword_parts(self) -> (&'static str, &'static str) {
         let lv = |l: Level| match l {
             Level::L1 => "L1",
             Level::L2 => "L2",
         };
         match self {
-            OpExp::ReadMem => "readMem".into(),
-            OpExp::WriteMem => "writeMem".into(),
-            OpExp::AtomOp => "atomOp".into(),
-            OpExp::ReleaseRegs => "releaseRegs".into(),
-            OpExp::WriteToRegs => "writeToRegs".into(),
-            OpExp::Lock => "lock".into(),
-            OpExp::Unlock => "unlock".into(),
-            OpExp::Read(l) => format!("read{}", lv(l)),
-            OpExp::Write(l) => format!("write{}", lv(l)),
-            OpExp::Reserve(l) => format!("reserve{}", lv(l)),
-            OpExp::Update(l) => format!("update{}", lv(l)),
-            OpExp::Evict(l) => format!("evict{}", lv(l)),
-            OpExp::Discard(l) => format!("discard{}", lv(l)),
-            OpExp::ClassifyFirst(l) => format!("classifyFirst{}", lv(l)),
-            OpExp::ClassifyNormal(l) => format!("classifyNormal{}", lv(l)),
+            OpExp::ReadMem => ("readMem", ""),
+            OpExp::WriteMem => ("writeMem", ""),
+            OpExp::AtomOp => ("atomOp", ""),
+            OpExp::ReleaseRegs => ("releaseRegs", ""),
+            OpExp::WriteToRegs => ("writeToRegs", ""),
+            OpExp::Lock => ("lock", ""),
+            OpExp::Unlock => ("unlock", ""),
+            OpExp::Read(l) => ("read", lv(l)),
+            OpExp::Write(l) => ("write", lv(l)),
+            OpExp::Reserve(l) => ("reserve", lv(l)),
+            OpExp::Update(l) => ("update", lv(l)),
+            OpExp::Evict(l) => ("evict", lv(l)),
+            OpExp::Discard(l) => ("discard", lv(l)),
+            OpExp::ClassifyFirst(l) => ("classifyFirst", lv(l)),
+            OpExp::ClassifyNormal(l) => ("classifyNormal", lv(l)),
         }
     }
 
     pub fn from_keyword(s: &str) -> Option<OpExp> {
-        OpExp::ALL.into_iter().find(|op| op.keyword() == s)
+        OpExp::ALL.into_iter().find(|op| {
+            let (stem, level) = op.keyword_parts();
+            s.strip_prefix(stem) == Some(level)
+        })
     }
 }
 

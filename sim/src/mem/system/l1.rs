@@ -74,6 +74,10 @@ impl L1Stage {
             tma: TmaStage::new(
                 cfg.sm.tma.as_ref().map_or(0, |t| t.bytes_per_cycle),
                 cfg.l1.line_bytes as u64,
+                cfg.sm
+                    .tma
+                    .as_ref()
+                    .map_or(1, |t| t.queue_lines(cfg.sm.shared_bytes)) as usize,
             ),
         }
     }

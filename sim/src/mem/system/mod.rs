@@ -355,6 +355,21 @@ impl MemorySystem {
         self.l1s[sm as usize].occupancy() + n <= self.cfg.l1.request_queue as usize
     }
 
+    /// Whether SM `sm`'s TMA engine admits another copy now (`sm.tma.queue_lines`; a copy
+    /// that is not admitted does not issue: `memory_backpressure`).
+    pub fn can_accept_copy(&self, sm: u32) -> bool {
+        self.l1s[sm as usize].tma.has_room()
+    }
+
+    /// The tags of the operations still waiting in SM `sm`'s TMA engine: a store's engine has
+    /// not read their bytes from shared memory yet (`cp.async.bulk.wait_group.read`).
+    pub fn tma_waiting(&self, sm: u32) -> impl Iterator<Item = u64> + '_ {
+        self.l1s[sm as usize]
+            .tma
+            .waiting()
+            .map(|id| self.ops.get(id).tag)
+    }
+
     /// Hand an operation to SM `req.sm`'s L1 at core cycle `now` (the caller checked
     /// `can_accept`). Call it before `tick(now)`: the L1 can take it in cycle `now`. Operations
     /// of one SM are taken in submission order; operations of different SMs never wait for
@@ -574,6 +589,12 @@ impl MemorySystem {
     /// stays in `ops` until it is).
     pub fn in_flight(&self) -> usize {
         self.ops.live()
+    }
+
+    /// Whether an SM's link still carries packets to the slices (with nothing in flight:
+    /// write-backs, whose bytes have not reached L2 yet).
+    pub fn writing_back(&self) -> bool {
+        self.l1s.iter().any(|l| l.link.len() > 0)
     }
 
     /// The L2 (slices) for the end-of-launch write-back and host sync.

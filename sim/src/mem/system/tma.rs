@@ -5,9 +5,12 @@
 //! copy between CTAs' shared memories) only occupies the engine for its bytes and completes
 //! when the engine is done with it.
 //!
-//! The queue itself is unbounded: no depth of the hardware's is published, and the SM cannot
-//! issue copies faster than the warps that issue them (the issue engine's calendar was
-//! unbounded too).
+//! The queue is bounded by `sm.tma.queue_lines` (no depth of the hardware's is published; by
+//! default one request per 16 bytes of shared memory, the most the copies it can hold may
+//! need): a copy is admitted while the queue holds fewer
+//! lines than that, whole (its lines are known only once it executes), so the queue holds at
+//! most `queue_lines − 1` plus one copy's lines. A copy instruction that finds it full does
+//! not issue: its warp's `memory_backpressure` stall, as for a full L1 request queue.
 //!
 //! Invariant: requests leave in submission order; the engine's time is kept in bytes
 //! (`cycle × bytes_per_cycle`), so a rate that does not divide the line loses nothing.
@@ -33,16 +36,31 @@ pub(super) struct TmaStage {
     /// Bytes per cycle (`sm.tma.bytes_per_cycle`; 0: the SM has no engine).
     rate: u64,
     line_bytes: u64,
+    /// `sm.tma.queue_lines`: admit a copy only while fewer requests wait.
+    cap: usize,
 }
 
 impl TmaStage {
-    pub fn new(rate: u32, line_bytes: u64) -> TmaStage {
+    pub fn new(rate: u32, line_bytes: u64, cap: usize) -> TmaStage {
         TmaStage {
             queue: VecDeque::new(),
             free: 0,
             rate: rate.max(1) as u64,
             line_bytes,
+            cap: cap.max(1),
         }
+    }
+
+    /// The operations still waiting, in order.
+    pub fn waiting(&self) -> impl Iterator<Item = u32> + '_ {
+        self.queue.iter().map(|&(_, e)| match e {
+            TmaEntry::Line(id) | TmaEntry::Engine { op: id, .. } => id,
+        })
+    }
+
+    /// Whether a new copy may be admitted.
+    pub fn has_room(&self) -> bool {
+        self.queue.len() < self.cap
     }
 
     /// Request `e`, which the engine may take from cycle `from`.
