@@ -20,6 +20,7 @@ pub mod rng;
 pub mod run;
 pub mod simt;
 pub mod stats;
+pub mod threads;
 pub mod yaml;
 
 pub use run::{run_manifest, run_manifest_with, RunError, RunOptions, RunOutput};

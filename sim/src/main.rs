@@ -135,6 +135,10 @@ enum Cmd {
         /// Override a config key (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Simulator runs at once (default: GPUSIM_THREADS, else the machine's cores); the
+        /// report is the same for any count.
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Differential fuzzing: random well-formed kernels (some with a planted race or divergent
     /// barrier) through `check` and the models. Exit 0 when everything agrees, 1 with the first
@@ -149,6 +153,10 @@ enum Cmd {
         /// Keep every case here (default: a temporary directory keeping only failing cases).
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Cases judged at once (default: GPUSIM_THREADS, else the machine's cores); the
+        /// report is the same for any count.
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Check a PTX file's barriers and warp collectives for possibly non-uniform control flow
     /// (the WGSL uniformity analysis); exits 1 when something is reported.
@@ -184,7 +192,12 @@ fn main() -> ExitCode {
         } => cmd_plot(chart, &stats, &output),
         Cmd::Ptx { file, tokens, cfg } => cmd_ptx(&file, tokens, cfg),
         Cmd::Lint { file } => cmd_lint(&file),
-        Cmd::Fuzz { seed, cases, keep } => cmd_fuzz(seed, cases, keep),
+        Cmd::Fuzz {
+            seed,
+            cases,
+            keep,
+            threads,
+        } => cmd_fuzz(seed, cases, keep, threads),
         Cmd::Check {
             manifest,
             policy,
@@ -192,9 +205,21 @@ fn main() -> ExitCode {
             seed,
             config,
             set,
-        } => cmd_check(&manifest, policy, runs, seed, config, &set),
+            threads,
+        } => cmd_check(&manifest, policy, runs, seed, config, &set, threads),
     };
     ExitCode::from(gpusim::output::finish(code) as u8)
+}
+
+/// The thread count (`gpusim::threads::resolve`), or None after reporting a bad one.
+fn threads_or_exit(cli: Option<usize>) -> Option<usize> {
+    match gpusim::threads::resolve(cli) {
+        Ok(n) => Some(n),
+        Err(e) => {
+            errln!("error: {e}");
+            None
+        }
+    }
 }
 
 fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>, String> {
@@ -680,6 +705,7 @@ fn cmd_check(
     seed: u64,
     config: Option<PathBuf>,
     set: &[String],
+    threads: Option<usize>,
 ) -> i32 {
     let sets = match parse_sets(set) {
         Ok(s) => s,
@@ -688,12 +714,16 @@ fn cmd_check(
             return 2;
         }
     };
+    let Some(threads) = threads_or_exit(threads) else {
+        return 2;
+    };
     let o = gpusim::check::CheckOptions {
         config,
         sets,
         policy,
         runs,
         seed,
+        threads,
     };
     match gpusim::check::check(manifest, &o) {
         Ok(report) => {
@@ -724,14 +754,18 @@ fn cmd_check(
 }
 
 /// `gpusim fuzz`: a summary, then the first disagreement with its reproducer (exit 1).
-fn cmd_fuzz(seed: u64, cases: u32, keep: Option<PathBuf>) -> i32 {
+fn cmd_fuzz(seed: u64, cases: u32, keep: Option<PathBuf>, threads: Option<usize>) -> i32 {
     use gpusim::check::fuzz::{fuzz, FuzzOptions, POLICIES};
     if let Some(Err(e)) = keep.as_deref().map(check_dir) {
         errln!("error: --keep: {e}");
         return 2;
     }
+    let Some(threads) = threads_or_exit(threads) else {
+        return 2;
+    };
     let o = FuzzOptions {
         keep,
+        threads,
         ..FuzzOptions::default()
     };
     let r = match fuzz(seed, cases, &o) {

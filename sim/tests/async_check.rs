@@ -19,6 +19,7 @@ fn opts() -> CheckOptions {
         policy: None,
         runs: 1,
         seed: 1,
+        threads: 1,
     }
 }
 

@@ -22,6 +22,7 @@ fn opts(runs: u32, sets: &[(&str, &str)]) -> CheckOptions {
         policy: None,
         runs,
         seed: 7,
+        threads: 1,
     }
 }
 
@@ -409,4 +410,37 @@ fn a_collective_outside_its_dynamic_block_is_reported() {
         e.contains("thread 2, collective #1 (line 30): the run's mask is {2}, the model's dynamic block is {2,3}"),
         "{e}"
     );
+}
+
+/// The runs of a check run on several threads and are judged in order: the report — every
+/// line, the verdict — is the same for 1, 2 and 3 threads, on a plain kernel, a SIMT-Step
+/// litmus test (warp traces and machine claims per run) and a broken asynchronous GEMM (the
+/// async checker's events from run 0, a disagreement).
+#[test]
+fn reports_do_not_depend_on_the_thread_count() {
+    for (m, runs) in [
+        (trace("kernels/reduce_shared/reduce_shared.yaml"), 4),
+        (trace("litmus/simt_step/branch_sync_sg.yaml"), 5),
+        (
+            trace("gemm/hopper_ws_broken/no_empty_wait/hopper_ws_bf16_no_empty_wait.yaml"),
+            3,
+        ),
+    ] {
+        let with = |threads| {
+            let r = check(
+                &m,
+                &CheckOptions {
+                    threads,
+                    ..opts(runs, &[])
+                },
+            )
+            .unwrap();
+            (r.lines, r.disagreement, r.inconclusive)
+        };
+        let serial = with(1);
+        assert!(!serial.0.is_empty());
+        for t in [2, 3] {
+            assert_eq!(with(t), serial, "{} on {t} threads", m.display());
+        }
+    }
 }

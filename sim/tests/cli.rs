@@ -518,3 +518,24 @@ fn plot_draws_charts_from_stats_json() {
     assert_eq!(bad.status.code(), Some(2), "a non-JSON input is bad input");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A thread count of 0, from `--threads` or `GPUSIM_THREADS`, is bad input (exit 2) naming
+/// where it came from; a valid one from the environment is used.
+#[test]
+fn bad_thread_counts_are_input_errors() {
+    let r = gpusim(&["fuzz", "--cases", "1", "--threads", "0"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--threads"), "{}", r.stderr);
+    let env = |v: &str| {
+        Command::new(env!("CARGO_BIN_EXE_gpusim"))
+            .args(["fuzz", "--cases", "1"])
+            .env("GPUSIM_THREADS", v)
+            .current_dir(root())
+            .output()
+            .expect("run gpusim")
+    };
+    let bad = env("lots");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("GPUSIM_THREADS=lots"));
+    assert_eq!(env("2").status.code(), Some(0));
+}

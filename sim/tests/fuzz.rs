@@ -55,6 +55,7 @@ fn kept_cases_reproduce_with_check() {
                 policy: None,
                 runs: 2,
                 seed,
+                threads: 1,
             },
         )
         .unwrap();
@@ -109,6 +110,7 @@ fn regression_traces_behave_as_documented() {
                 policy: None,
                 runs: 1,
                 seed: 1,
+                threads: 1,
             },
         )
         .unwrap();
@@ -134,4 +136,34 @@ fn cli_reports_agreement() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("5 case(s)"), "{stdout}");
     assert!(stdout.contains("verdict             agree"), "{stdout}");
+}
+
+/// A campaign's cases run on several threads and are tallied in order: the report is the same
+/// for 1 and 3 threads.
+#[test]
+fn campaign_reports_do_not_depend_on_the_thread_count() {
+    let with = |threads| {
+        let o = FuzzOptions {
+            threads,
+            ..FuzzOptions::default()
+        };
+        let r = fuzz(SEED + 100, 12, &o).unwrap();
+        let found: Vec<String> = r.disagreements.iter().map(|d| d.to_string()).collect();
+        (
+            [
+                r.cases,
+                r.clean,
+                r.races,
+                r.races_detected,
+                r.divergent,
+                r.divergent_detected,
+                r.uniformity_false_alarms,
+            ],
+            r.per_policy,
+            found,
+        )
+    };
+    let serial = with(1);
+    assert_eq!(serial.0[0], 12);
+    assert_eq!(with(3), serial);
 }

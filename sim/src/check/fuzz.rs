@@ -35,6 +35,8 @@ pub struct FuzzOptions {
     pub runs: u32,
     /// Shrink failing cases before keeping them.
     pub shrink: bool,
+    /// Cases judged at once (`crate::threads`); the report does not depend on it.
+    pub threads: usize,
 }
 
 impl Default for FuzzOptions {
@@ -43,6 +45,7 @@ impl Default for FuzzOptions {
             keep: None,
             runs: 3,
             shrink: true,
+            threads: 1,
         }
     }
 }
@@ -129,7 +132,18 @@ struct Verdicts {
     uniformity_flagged: bool,
 }
 
-/// Run `cases` cases from `seed`. Errors are only those of writing the cases' files.
+/// What one case contributes to the report.
+struct CaseOutcome {
+    kind: Kind,
+    policy: &'static str,
+    detected: bool,
+    uniformity_flagged: bool,
+    disagreement: Option<FuzzDisagreement>,
+}
+
+/// Run `cases` cases from `seed`, `opts.threads` at a time (each case in its own directory;
+/// the report is tallied in case order, so it is the same for any thread count). Errors are
+/// only those of writing the cases' files.
 pub fn fuzz(seed: u64, cases: u32, opts: &FuzzOptions) -> std::io::Result<FuzzReport> {
     let keep_all = opts.keep.is_some();
     let dir = opts.keep.clone().unwrap_or_else(|| {
@@ -141,72 +155,94 @@ pub fn fuzz(seed: u64, cases: u32, opts: &FuzzOptions) -> std::io::Result<FuzzRe
         ..Default::default()
     };
     let shown = crate::progress::Counter::new("fuzz", "cases", cases as u64);
-    for i in 0..cases {
-        shown.set(i as u64);
-        let case_seed = seed.wrapping_add(i as u64);
-        let case = gen::generate(case_seed);
-        let case_dir = dir.join(format!("case-{case_seed}"));
-        write_case(&case_dir, &case, &[])?;
-        let v = judge(&case_dir, &case, opts.runs);
-        report.cases += 1;
-        if let Some(k) = POLICIES.iter().position(|p| *p == case.policy) {
-            report.per_policy[k] += 1;
-        }
-        match case.kind {
-            Kind::Clean => {
-                report.clean += 1;
-                report.uniformity_false_alarms += u32::from(v.uniformity_flagged);
-            }
-            Kind::Race => {
-                report.races += 1;
-                report.races_detected += u32::from(v.detected);
-            }
-            Kind::DivergentBarrier => {
-                report.divergent += 1;
-                report.divergent_detected += u32::from(v.detected);
-            }
-        }
-        match v.failure {
-            None if keep_all => {}
-            None => std::fs::remove_dir_all(&case_dir)?,
-            Some(f) => {
-                let (small, f) = if opts.shrink {
-                    shrink(&case_dir, case.clone(), f, opts.runs)?
-                } else {
-                    (case.clone(), f)
-                };
-                let original = case_dir.join("original");
-                write_case(&original, &case, &[])?;
-                let d = FuzzDisagreement {
-                    seed: case_seed,
-                    kind: case.kind,
-                    policy: case.policy,
-                    what: f.describe(),
-                    reproducer: case_dir.clone(),
-                    runs: opts.runs,
-                };
-                let header = vec![
-                    format!(
-                        "gpusim fuzz case seed {case_seed} ({}), shrunk from {} to {} statements (original/).",
-                        case.kind.name(),
-                        gen::size(&case.body),
-                        gen::size(&small.body)
-                    ),
-                    format!(
-                        "Reproduce: gpusim check case.yaml --runs {} --seed {case_seed}",
-                        opts.runs
-                    ),
-                    format!("Found: {}", f.describe()),
-                ];
-                write_case(&case_dir, &small, &header)?;
-                report.disagreements.push(d);
-            }
-        }
+    let finished = std::sync::atomic::AtomicU64::new(0);
+    let outcomes = crate::threads::map(cases as usize, opts.threads, |i| {
+        let o = run_case(&dir, seed.wrapping_add(i as u64), opts);
+        shown.set(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+        o
+    });
+    for o in outcomes {
+        tally(&mut report, o?);
     }
     if !keep_all && report.disagreements.is_empty() {
         std::fs::remove_dir_all(&dir)?;
     }
     Ok(report)
+}
+
+/// Add case `o` to the report.
+fn tally(report: &mut FuzzReport, o: CaseOutcome) {
+    report.cases += 1;
+    if let Some(k) = POLICIES.iter().position(|p| *p == o.policy) {
+        report.per_policy[k] += 1;
+    }
+    match o.kind {
+        Kind::Clean => {
+            report.clean += 1;
+            report.uniformity_false_alarms += u32::from(o.uniformity_flagged);
+        }
+        Kind::Race => {
+            report.races += 1;
+            report.races_detected += u32::from(o.detected);
+        }
+        Kind::DivergentBarrier => {
+            report.divergent += 1;
+            report.divergent_detected += u32::from(o.detected);
+        }
+    }
+    report.disagreements.extend(o.disagreement);
+}
+
+/// Generate, write and judge the case of seed `case_seed` under `dir`; a failing one is
+/// shrunk and kept with its original, a passing one removed unless every case is kept.
+fn run_case(dir: &Path, case_seed: u64, opts: &FuzzOptions) -> std::io::Result<CaseOutcome> {
+    let case = gen::generate(case_seed);
+    let case_dir = dir.join(format!("case-{case_seed}"));
+    write_case(&case_dir, &case, &[])?;
+    let v = judge(&case_dir, &case, opts.runs);
+    let mut outcome = CaseOutcome {
+        kind: case.kind,
+        policy: case.policy,
+        detected: v.detected,
+        uniformity_flagged: v.uniformity_flagged,
+        disagreement: None,
+    };
+    let Some(f) = v.failure else {
+        if opts.keep.is_none() {
+            std::fs::remove_dir_all(&case_dir)?;
+        }
+        return Ok(outcome);
+    };
+    let (small, f) = if opts.shrink {
+        shrink(&case_dir, case.clone(), f, opts.runs)?
+    } else {
+        (case.clone(), f)
+    };
+    let original = case_dir.join("original");
+    write_case(&original, &case, &[])?;
+    let header = vec![
+        format!(
+            "gpusim fuzz case seed {case_seed} ({}), shrunk from {} to {} statements (original/).",
+            case.kind.name(),
+            gen::size(&case.body),
+            gen::size(&small.body)
+        ),
+        format!(
+            "Reproduce: gpusim check case.yaml --runs {} --seed {case_seed}",
+            opts.runs
+        ),
+        format!("Found: {}", f.describe()),
+    ];
+    write_case(&case_dir, &small, &header)?;
+    outcome.disagreement = Some(FuzzDisagreement {
+        seed: case_seed,
+        kind: case.kind,
+        policy: case.policy,
+        what: f.describe(),
+        reproducer: case_dir,
+        runs: opts.runs,
+    });
+    Ok(outcome)
 }
 
 fn write_case(dir: &Path, case: &gen::Case, header: &[String]) -> std::io::Result<()> {
@@ -230,6 +266,8 @@ fn judge(dir: &Path, case: &gen::Case, runs: u32) -> Verdicts {
         policy: Some(case.policy.to_string()),
         runs,
         seed: case.seed,
+        // The campaign runs its cases in parallel; each case's runs run in turn.
+        threads: 1,
     };
     match check(&manifest, &o) {
         Ok(r) => v.check = r,

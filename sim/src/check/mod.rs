@@ -54,6 +54,8 @@ pub struct CheckOptions {
     pub policy: Option<String>,
     pub runs: u32,
     pub seed: u64,
+    /// Simulator runs at once (`crate::threads`); the report does not depend on it.
+    pub threads: usize,
 }
 
 /// The outcome: one line per thing checked, and the first disagreement if any.
@@ -191,17 +193,22 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
     let mut async_events = Vec::new();
     // Per run: whether the manifest's expectations held (None: nothing to verify).
     let mut expectations: Vec<Option<bool>> = Vec::new();
+    // The runs are independent: they run `o.threads` at a time and are judged in order.
     let shown = crate::progress::Counter::new("check", "simulator runs", o.runs as u64);
-    for i in 0..o.runs {
+    let finished = std::sync::atomic::AtomicU64::new(0);
+    let runs = crate::threads::map(o.runs as usize, o.threads, |i| {
+        let i = i as u32;
         let (sets, knobs) = match binding {
             Some(_) => knobs::for_litmus_run(&base, &o.sets, &policy, o.seed, i),
             None => knobs::for_run(&base, &o.sets, &policy, o.seed, i),
         };
-        if binding.is_some() {
-            let cfg = crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &sets)?
-                .for_module(&module)?;
-            claims.push(litmus::claim(&cfg));
-        }
+        let claim = match binding {
+            Some(_) => Some(litmus::claim(
+                &crate::run::load_config(o.config.as_deref(), &manifest_sets(&lm), &sets)?
+                    .for_module(&module)?,
+            )),
+            None => None,
+        };
         // Litmus runs keep their warp traces for the subgroup-mask invariant; the first run
         // of a kernel with asynchronous units records the async checker's events.
         let opts = RunOptions {
@@ -210,9 +217,15 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             skip_tensor_math: false,
             record_async: i == 0 && uses_async,
         };
-        let mut r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
-        if let Ok(out) = &mut r {
-            if opts.record_async {
+        let r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
+        shown.set(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+        Ok::<_, RunError>((knobs, claim, r))
+    });
+    for (i, run) in runs.into_iter().enumerate() {
+        let (knobs, claim, mut r) = run?;
+        claims.extend(claim);
+        if i == 0 && uses_async {
+            if let Ok(out) = &mut r {
                 async_events = std::mem::take(&mut out.async_events);
             }
         }
@@ -228,7 +241,6 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
         let held = manifest_expectations(&lm, &knobs, &r, decisive, &mut report);
         expectations.push(held);
         outcomes.push((knobs, Outcome::of(r)?));
-        shown.set(i as u64 + 1);
     }
     report.note(format!(
         "simulator: {} run(s) under policy {policy}: {}",

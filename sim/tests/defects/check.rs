@@ -14,6 +14,7 @@ fn options(runs: u32) -> CheckOptions {
         policy: None,
         runs,
         seed: 1,
+        threads: 1,
     }
 }
 
