@@ -58,6 +58,7 @@ fn main() {
                 policy: Some(policy.to_string()),
                 runs: RUNS,
                 seed: SEED,
+                threads: gpusim::threads::resolve(None).unwrap_or(1),
             };
             let cell = match check(m, &o) {
                 Err(e) => format!("error: {e}"),

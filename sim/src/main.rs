@@ -56,6 +56,10 @@ struct RunArgs {
     /// keep their values, every cycle count and stall is the same; checks on them fail).
     #[arg(long)]
     skip_tensor_math: bool,
+    /// Threads stepping the SMs (default: GPUSIM_THREADS, else 1); every result is the same
+    /// for any count.
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 #[derive(clap::Args)]
@@ -88,6 +92,10 @@ struct GemmArgs {
     /// Override the spec's split-K factor (its grid must have a `split_k` dimension).
     #[arg(long)]
     split_k: Option<u32>,
+    /// Threads stepping the SMs (default: GPUSIM_THREADS, else 1); every result is the same
+    /// for any count.
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -211,9 +219,20 @@ fn main() -> ExitCode {
     ExitCode::from(gpusim::output::finish(code) as u8)
 }
 
-/// The thread count (`gpusim::threads::resolve`), or None after reporting a bad one.
+/// The thread count for independent runs (`gpusim::threads::resolve`), or None after
+/// reporting a bad one.
 fn threads_or_exit(cli: Option<usize>) -> Option<usize> {
-    match gpusim::threads::resolve(cli) {
+    report_threads(gpusim::threads::resolve(cli))
+}
+
+/// The thread count for the SMs of one simulation (`gpusim::core::crew`; one unless asked),
+/// or None after reporting a bad one.
+fn sm_threads_or_exit(cli: Option<usize>) -> Option<usize> {
+    report_threads(gpusim::threads::resolve_or(cli, 1))
+}
+
+fn report_threads(r: Result<usize, String>) -> Option<usize> {
+    match r {
         Ok(n) => Some(n),
         Err(e) => {
             errln!("error: {e}");
@@ -252,10 +271,14 @@ fn cmd_run(args: &RunArgs) -> i32 {
         errln!("error: {e}");
         return 2;
     }
+    let Some(threads) = sm_threads_or_exit(args.threads) else {
+        return 2;
+    };
     let opts = RunOptions {
         trace_warps: args.trace_warps.is_some(),
         progress: true,
         skip_tensor_math: args.skip_tensor_math,
+        parallel: gpusim::core::crew::Parallel::threads(threads),
         ..Default::default()
     };
     // The trace streams to its file as the simulation runs (bounded memory).
@@ -521,11 +544,15 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
             return 2;
         }
     };
+    let Some(threads) = sm_threads_or_exit(args.threads) else {
+        return 2;
+    };
     let opts = gemm::GemmOptions {
         verify_up_to: args.verify_up_to,
         seed: args.seed,
         progress: true,
         skip_tensor_math: args.skip_tensor_math,
+        parallel: gpusim::core::crew::Parallel::threads(threads),
     };
     outln!(
         "gpusim gemm: {} on {} ({} SMs at {} MHz; {} peak {:.1} TFLOP/s)",

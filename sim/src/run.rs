@@ -116,6 +116,9 @@ pub struct RunOptions {
     /// Record the events of the asynchronous-synchronisation checker
     /// (`RunOutput::async_events`; `gpusim check`).
     pub record_async: bool,
+    /// Threads for the SM phase (`core::crew`; one by default); the results do not depend on
+    /// it.
+    pub parallel: crate::core::crew::Parallel,
 }
 
 /// Run a manifest with default options.
@@ -262,6 +265,7 @@ pub fn run_manifest_traced(
             skip_tensor_math: opts.skip_tensor_math,
             cluster: l.cluster.map(|c| c.0),
             record_async: opts.record_async,
+            parallel: opts.parallel,
         };
         let mut numbered = Numbered {
             launch: i as u32,

@@ -3,7 +3,10 @@
 //! thread count or on which thread finished first.
 //!
 //! The count is `--threads N` where a command takes it, else the `GPUSIM_THREADS`
-//! environment variable, else the machine's cores (`std::thread::available_parallelism`).
+//! environment variable, else the machine's cores (`std::thread::available_parallelism`) for
+//! independent runs (`gpusim check`, `gpusim fuzz`) and one thread for the SMs of a
+//! simulation (`core::crew`: on the machines measured so far, stepping SMs on several
+//! threads every cycle is not faster yet).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -13,6 +16,14 @@ pub const ENV: &str = "GPUSIM_THREADS";
 /// The thread count: `cli` if given, else `GPUSIM_THREADS`, else the machine's cores. An
 /// invalid count (0, or not a number) is an error naming where it came from.
 pub fn resolve(cli: Option<usize>) -> Result<usize, String> {
+    resolve_or(
+        cli,
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    )
+}
+
+/// As `resolve`, with `unset` when neither `--threads` nor `GPUSIM_THREADS` says.
+pub fn resolve_or(cli: Option<usize>, unset: usize) -> Result<usize, String> {
     if let Some(n) = cli {
         return positive(n).ok_or_else(|| "--threads: must be at least 1, got 0".to_string());
     }
@@ -23,7 +34,7 @@ pub fn resolve(cli: Option<usize>) -> Result<usize, String> {
             .ok()
             .and_then(positive)
             .ok_or_else(|| format!("{ENV}={v}: must be a whole number of threads, at least 1")),
-        Err(_) => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        Err(_) => Ok(unset.max(1)),
     }
 }
 

@@ -287,6 +287,7 @@ fn issue_hooks_see_every_instruction_in_trace_order() {
             skip_tensor_math: false,
             cluster: None,
             record_async: false,
+            parallel: Default::default(),
         };
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
         let mut observers =

@@ -396,6 +396,58 @@ fn results_do_not_depend_on_step_order() {
     );
 }
 
+/// Issue 13: no result depends on the number of threads stepping the SMs (`core::crew`):
+/// every trace gives the same cycles, stats, buffers and faults on 1 and 2 threads (most run
+/// on tiny's 2 SMs, so a third thread would idle), with every cycle's SM phase handed out
+/// however little work it has (`min_phase` 0); and a few on V100's 80 SMs on 1, 2 and 3
+/// threads, where each thread gets many.
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let mut list = Vec::new();
+    manifests(&traces_root(), &mut list);
+    assert!(list.len() > 100, "found only {} manifests", list.len());
+    let on = |m: &Path, config: Option<&Path>, threads: usize| {
+        let opts = gpusim::RunOptions {
+            parallel: gpusim::core::crew::Parallel {
+                threads,
+                min_phase: std::time::Duration::ZERO,
+            },
+            ..Default::default()
+        };
+        fingerprint(gpusim::run_manifest_with(m, config, &[], &opts))
+    };
+    let compare = |m: &Path, config: Option<&Path>, counts: &[usize], fails: &mut Vec<String>| {
+        let serial = on(m, config, 1);
+        for &threads in counts {
+            let p = on(m, config, threads);
+            if p != serial {
+                fails.push(format!(
+                    "{} on {threads} threads differs from 1:\n  {}\n  vs\n  {}",
+                    m.display(),
+                    first_difference(&serial, &p),
+                    first_difference(&p, &serial)
+                ));
+            }
+        }
+    };
+    let mut failures = on_two_threads(&list, |m, fails| {
+        if runnable(m, None, &[]) {
+            compare(m, None, &[2], fails);
+        }
+    });
+    let v100 = traces_root().join("../configs/volta-v100.yaml");
+    for k in ["vecadd", "sgemm_tiled", "histogram", "bitonic_sort"] {
+        let m = traces_root().join(format!("kernels/{k}/{k}.yaml"));
+        compare(&m, Some(&v100), &[2, 3], &mut failures);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} traces depend on the thread count:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// `a` from shortly before its first difference with `b`.
 fn first_difference(a: &str, b: &str) -> String {
     let at = a

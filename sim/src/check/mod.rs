@@ -216,6 +216,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             progress: true,
             skip_tensor_math: false,
             record_async: i == 0 && uses_async,
+            parallel: Default::default(),
         };
         let r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
         shown.set(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
@@ -332,6 +333,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             progress: true,
             skip_tensor_math: false,
             record_async: false,
+            parallel: Default::default(),
         };
         match crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts) {
             Ok(out) => {

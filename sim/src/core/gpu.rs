@@ -33,6 +33,8 @@ pub struct LaunchSpec {
     pub cluster: Option<[u32; 3]>,
     /// Record the asynchronous-synchronisation checker's events (`LaunchResult::async_events`).
     pub record_async: bool,
+    /// Threads for the SM phase (`core::crew`); the results do not depend on it.
+    pub parallel: super::crew::Parallel,
 }
 
 /// What a completed launch produced.
@@ -244,224 +246,228 @@ pub fn run_launch_observed(
     // (`flush_at_end`), timed.
     let mut flushed = false;
     let mut arrivals: Vec<crate::mem::system::MemCompletion> = Vec::new();
+    // The SMs awake in a cycle, with their `last`.
+    let mut awake: Vec<(usize, Option<u64>)> = Vec::with_capacity(sms.len());
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
-    let outcome = (|| -> Result<(), Fault> {
-        loop {
-            // Polled every 4096 cycles (the loop may jump over cycles, so by distance).
-            if cycle >= next_poll {
-                next_poll = cycle + 4096;
-                if progress.active() {
-                    let state = crate::progress::LaunchState {
-                        cycle,
-                        warp_instructions: sms.iter().map(|s| s.stats.warp_instructions).sum(),
-                        ctas_done: done_ctas,
-                        ctas: n_ctas,
-                        watchdog: cfg.watchdog_cycles,
-                    };
-                    progress.update(&geom.kernel, state);
+    let outcome = crossbeam::thread::scope(|scope| {
+        let mut crew = super::crew::Crew::new(scope, spec.parallel, &sh);
+        (|| -> Result<(), Fault> {
+            loop {
+                // Polled every 4096 cycles (the loop may jump over cycles, so by distance).
+                if cycle >= next_poll {
+                    next_poll = cycle + 4096;
+                    if progress.active() {
+                        let state = crate::progress::LaunchState {
+                            cycle,
+                            warp_instructions: sms.iter().map(|s| s.stats.warp_instructions).sum(),
+                            ctas_done: done_ctas,
+                            ctas: n_ctas,
+                            watchdog: cfg.watchdog_cycles,
+                        };
+                        progress.update(&geom.kernel, state);
+                    }
                 }
-            }
-            // Clusters of several CTAs: whole clusters, each CTA on its own SM.
-            while cluster_ctas > 1 && next_cta < n_ctas {
-                let cl = next_cta / cluster_ctas as u64;
-                let start = (next_cta as usize) % sms.len();
-                let chosen: Vec<usize> = (0..sms.len())
-                    .map(|k| (start + k) % sms.len())
-                    .filter(|&i| sms[i].fits(cfg, threads, n_warps, regs, shared))
-                    .take(cluster_ctas as usize)
-                    .collect();
-                if chosen.len() < cluster_ctas as usize {
-                    break;
+                // Clusters of several CTAs: whole clusters, each CTA on its own SM.
+                while cluster_ctas > 1 && next_cta < n_ctas {
+                    let cl = next_cta / cluster_ctas as u64;
+                    let start = (next_cta as usize) % sms.len();
+                    let chosen: Vec<usize> = (0..sms.len())
+                        .map(|k| (start + k) % sms.len())
+                        .filter(|&i| sms[i].fits(cfg, threads, n_warps, regs, shared))
+                        .take(cluster_ctas as usize)
+                        .collect();
+                    if chosen.len() < cluster_ctas as usize {
+                        break;
+                    }
+                    let mut peers = Vec::with_capacity(chosen.len());
+                    for (rank, &i) in chosen.iter().enumerate() {
+                        let linear = super::cluster::cta_of(spec.grid, cluster, cl, rank as u32);
+                        let (cta, warps) =
+                            make_cta(prog, cfg, spec, linear, n_warps, threads, regs, shared);
+                        let slot = sms[i].launch_cta(cta, warps);
+                        peers.push((i as u32, slot, linear));
+                        wake[i] = cycle;
+                    }
+                    for (rank, &(i, slot, _)) in peers.iter().enumerate() {
+                        sms[i as usize].set_cluster(slot, cl, rank as u32, peers.clone());
+                    }
+                    cluster_bars.insert(
+                        cl,
+                        super::cluster::ClusterBarrier::new(threads * cluster_ctas),
+                    );
+                    next_cta += cluster_ctas as u64;
                 }
-                let mut peers = Vec::with_capacity(chosen.len());
-                for (rank, &i) in chosen.iter().enumerate() {
-                    let linear = super::cluster::cta_of(spec.grid, cluster, cl, rank as u32);
-                    let (cta, warps) =
-                        make_cta(prog, cfg, spec, linear, n_warps, threads, regs, shared);
-                    let slot = sms[i].launch_cta(cta, warps);
-                    peers.push((i as u32, slot, linear));
-                    wake[i] = cycle;
+                // Dispatch: CTAs in linear order, each to the next SM with room (round robin).
+                let mut sm_i = (next_cta as usize) % sms.len();
+                let mut tried = 0;
+                while cluster_ctas == 1 && next_cta < n_ctas && tried < sms.len() {
+                    if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
+                        let (cta, warps) =
+                            make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
+                        sms[sm_i].launch_cta(cta, warps);
+                        wake[sm_i] = cycle;
+                        next_cta += 1;
+                        tried = 0;
+                    } else {
+                        tried += 1;
+                    }
+                    sm_i = (sm_i + 1) % sms.len();
                 }
-                for (rank, &(i, slot, _)) in peers.iter().enumerate() {
-                    sms[i as usize].set_cluster(slot, cl, rank as u32, peers.clone());
-                }
-                cluster_bars.insert(
-                    cl,
-                    super::cluster::ClusterBarrier::new(threads * cluster_ctas),
-                );
-                next_cta += cluster_ctas as u64;
-            }
-            // Dispatch: CTAs in linear order, each to the next SM with room (round robin).
-            let mut sm_i = (next_cta as usize) % sms.len();
-            let mut tried = 0;
-            while cluster_ctas == 1 && next_cta < n_ctas && tried < sms.len() {
-                if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
-                    let (cta, warps) =
-                        make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
-                    sms[sm_i].launch_cta(cta, warps);
-                    wake[sm_i] = cycle;
-                    next_cta += 1;
-                    tried = 0;
-                } else {
-                    tried += 1;
-                }
-                sm_i = (sm_i + 1) % sms.len();
-            }
-            // The component memory system runs through this cycle first: what reaches an SM by
-            // now is applied before it issues (`Sm::apply_completions`).
-            if let Some(ms) = mem.system() {
-                if ms.next_wake().is_some_and(|t| t <= cycle) {
-                    let at = (prog, geom.kernel.as_str());
-                    tick_memory(ms, cycle, &mut sms, global, sh.programs, &mut arrivals, at)?;
-                    // Ordered by SM: each SM takes its run of completions; it wakes now if
-                    // one finished an instruction.
-                    let mut due = arrivals.drain(..).peekable();
-                    while let Some(i) = due.peek().map(|c| c.sm as usize) {
-                        let run = std::iter::from_fn(|| due.next_if(|c| c.sm as usize == i));
-                        if sms[i].apply_completions(run, cycle, &sh, &mut epoch) {
-                            wake[i] = wake[i].min(cycle);
+                // The component memory system runs through this cycle first: what reaches an SM by
+                // now is applied before it issues (`Sm::apply_completions`).
+                if let Some(ms) = mem.system() {
+                    if ms.next_wake().is_some_and(|t| t <= cycle) {
+                        let at = (prog, geom.kernel.as_str());
+                        tick_memory(ms, cycle, &mut sms, global, sh.programs, &mut arrivals, at)?;
+                        // Ordered by SM: each SM takes its run of completions; it wakes now if
+                        // one finished an instruction.
+                        let mut due = arrivals.drain(..).peekable();
+                        while let Some(i) = due.peek().map(|c| c.sm as usize) {
+                            let run = std::iter::from_fn(|| due.next_if(|c| c.sm as usize == i));
+                            if sms[i].apply_completions(run, cycle, &sh, &mut epoch) {
+                                wake[i] = wake[i].min(cycle);
+                            }
                         }
                     }
                 }
-            }
-            let in_flight = mem.system().is_some_and(|m| m.in_flight() > 0);
-            if done_ctas == n_ctas && !in_flight {
-                let Some(ms) = mem.system() else { break };
-                if !flushed {
-                    flush_at_end(ms, &mut sms, global, cycle);
-                    flushed = true;
-                }
-                if !ms.writing_back() {
-                    break;
-                }
-            }
-            let mut issued = 0;
-            let mut suspect = false;
-            // The SM phase: each SM touches only its own state, so the order they step in
-            // (`debug.step_order`) cannot matter. An SM reads the livelock epoch as it was
-            // when the cycle began (plus its own progress); the progress of all is summed.
-            if cfg.debug.step_order == crate::config::StepOrder::Shuffled {
-                fill_step_order(&cfg.debug, cycle, &mut order);
-            }
-            touched.clear();
-            let epoch_start = epoch;
-            let mut progress = 0;
-            let mut step_fault: Option<(usize, Fault)> = None;
-            for &i in &order {
-                // `wake` first: it is compact, an SM is not (most SMs sleep most cycles).
-                if wake[i] > cycle || sms[i].is_idle() {
-                    continue;
-                }
-                let sm = &mut sms[i];
-                if let Some(l) = last[i] {
-                    if l + 1 < cycle {
-                        sm.account_idle(l + 1, cycle - l - 1);
+                let in_flight = mem.system().is_some_and(|m| m.in_flight() > 0);
+                if done_ctas == n_ctas && !in_flight {
+                    let Some(ms) = mem.system() else { break };
+                    if !flushed {
+                        flush_at_end(ms, &mut sms, global, cycle);
+                        flushed = true;
+                    }
+                    if !ms.writing_back() {
+                        break;
                     }
                 }
-                let mut own_epoch = epoch_start;
-                let r = sm.step(cycle, &sh, &mut own_epoch);
-                progress += own_epoch - epoch_start;
-                last[i] = Some(cycle);
-                if sm.has_deferred() || !sm.outbox.is_empty() {
-                    touched.push(i);
+                let mut issued = 0;
+                let mut suspect = false;
+                // The SM phase: each SM touches only its own state, so the order they step in
+                // (`debug.step_order`) cannot matter. An SM reads the livelock epoch as it was
+                // when the cycle began (plus its own progress); the progress of all is summed.
+                if cfg.debug.step_order == crate::config::StepOrder::Shuffled {
+                    fill_step_order(&cfg.debug, cycle, &mut order);
                 }
-                let r = match r {
-                    Ok(r) => r,
-                    Err(f) => {
-                        // Of several SMs faulting in one cycle, the lowest id's fault is reported.
-                        if step_fault.as_ref().is_none_or(|(j, _)| i < *j) {
-                            step_fault = Some((i, f));
-                        }
+                touched.clear();
+                let epoch_start = epoch;
+                let mut progress = 0;
+                let mut step_fault: Option<(usize, Fault)> = None;
+                awake.clear();
+                for &i in &order {
+                    // `wake` first: it is compact, an SM is not (most SMs sleep most cycles).
+                    if wake[i] > cycle || sms[i].is_idle() {
                         continue;
                     }
-                };
-                issued += r.issued;
-                done_ctas += r.ctas_completed as u64;
-                suspect |= r.spin_suspect;
-                wake[i] = if r.issued > 0 || r.ctas_completed > 0 {
-                    cycle + 1
-                } else {
-                    r.next_ready.map_or(u64::MAX, |t| t.max(cycle + 1))
-                };
-            }
-            epoch += progress;
-            if let Some((_, f)) = step_fault {
-                return Err(f);
-            }
-            // The memory exchange: the instructions that reach the memory system, SM by SM in
-            // id order, whatever the order the SMs stepped in; then their messages, in the
-            // same order.
-            touched.sort_unstable();
-            for &i in &touched {
-                let sm = &mut sms[i];
-                if sm.has_deferred() {
-                    let r = sm.exchange(cycle, &sh, global, mem, &mut epoch)?;
+                    awake.push((i, last[i]));
+                    last[i] = Some(cycle);
+                }
+                // On this thread or several (`core::crew`): the steps come back in `awake`'s order.
+                let steps = crew.step(&mut sms, &awake, cycle, epoch_start, &sh);
+                for (&(i, _), s) in awake.iter().zip(steps) {
+                    progress += s.progress;
+                    if s.touched {
+                        touched.push(i);
+                    }
+                    let r = match s.result {
+                        Ok(r) => r,
+                        Err(f) => {
+                            // Of several SMs faulting in one cycle, the lowest id's fault is reported.
+                            if step_fault.as_ref().is_none_or(|(j, _)| i < *j) {
+                                step_fault = Some((i, f));
+                            }
+                            continue;
+                        }
+                    };
                     issued += r.issued;
                     done_ctas += r.ctas_completed as u64;
                     suspect |= r.spin_suspect;
-                    wake[i] = cycle + 1;
+                    wake[i] = if r.issued > 0 || r.ctas_completed > 0 {
+                        cycle + 1
+                    } else {
+                        r.next_ready.map_or(u64::MAX, |t| t.max(cycle + 1))
+                    };
                 }
-                outbox.append(&mut sm.outbox);
-            }
-            // Every SM was stepped at most once this cycle: their events, taken in id order,
-            // are in (cycle, SM) order.
-            drain_events(&mut sms, trace);
-            deliver(
-                &mut outbox,
-                &mut sms,
-                &mut wake,
-                &mut cluster_bars,
-                cycle,
-                prog,
-            );
-            // Deliveries may have woken SMs stepped earlier in the cycle; the memory system
-            // wakes the cycle loop for its own events.
-            let next_ready = wake
-                .iter()
-                .enumerate()
-                .filter(|&(i, &w)| w != u64::MAX && !sms[i].is_idle())
-                .map(|(_, &w)| w)
-                .chain(mem.system().and_then(|m| m.next_wake()))
-                .min();
-            if suspect {
-                check_livelock(&sms, prog, epoch)?;
-            }
-            if cycle > cfg.watchdog_cycles {
-                let (details, waits) = warps_report(&sms, prog);
-                let mut f = Fault::new(
-                    FaultKind::Watchdog,
-                    format!(
-                        "kernel `{}` still running after {} cycles (watchdog_cycles): {waits}",
-                        geom.kernel, cfg.watchdog_cycles
-                    ),
+                epoch += progress;
+                if let Some((_, f)) = step_fault {
+                    return Err(f);
+                }
+                // The memory exchange: the instructions that reach the memory system, SM by SM in
+                // id order, whatever the order the SMs stepped in; then their messages, in the
+                // same order.
+                touched.sort_unstable();
+                for &i in &touched {
+                    let sm = &mut sms[i];
+                    if sm.has_deferred() {
+                        let r = sm.exchange(cycle, &sh, global, mem, &mut epoch)?;
+                        issued += r.issued;
+                        done_ctas += r.ctas_completed as u64;
+                        suspect |= r.spin_suspect;
+                        wake[i] = cycle + 1;
+                    }
+                    outbox.append(&mut sm.outbox);
+                }
+                // Every SM was stepped at most once this cycle: their events, taken in id order,
+                // are in (cycle, SM) order.
+                drain_events(&mut sms, trace);
+                deliver(
+                    &mut outbox,
+                    &mut sms,
+                    &mut wake,
+                    &mut cluster_bars,
+                    cycle,
+                    prog,
                 );
-                f.details = details;
-                return Err(f);
-            }
-            if issued > 0 || (done_ctas == n_ctas && !in_flight) {
-                cycle += 1;
-                continue;
-            }
-            // (Skipped cycles are accounted per SM when it is next stepped.)
-            match next_ready {
-                Some(t) if t > cycle => cycle = t,
-                Some(_) => cycle += 1,
-                None => {
+                // Deliveries may have woken SMs stepped earlier in the cycle; the memory system
+                // wakes the cycle loop for its own events.
+                let next_ready = wake
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &w)| w != u64::MAX && !sms[i].is_idle())
+                    .map(|(_, &w)| w)
+                    .chain(mem.system().and_then(|m| m.next_wake()))
+                    .min();
+                if suspect {
+                    check_livelock(&sms, prog, epoch)?;
+                }
+                if cycle > cfg.watchdog_cycles {
                     let (details, waits) = warps_report(&sms, prog);
                     let mut f = Fault::new(
-                        FaultKind::Deadlock,
+                        FaultKind::Watchdog,
                         format!(
-                            "no warp of kernel `{}` can ever proceed (cycle {cycle}): {waits}",
-                            geom.kernel
+                            "kernel `{}` still running after {} cycles (watchdog_cycles): {waits}",
+                            geom.kernel, cfg.watchdog_cycles
                         ),
                     );
                     f.details = details;
                     return Err(f);
                 }
+                if issued > 0 || (done_ctas == n_ctas && !in_flight) {
+                    cycle += 1;
+                    continue;
+                }
+                // (Skipped cycles are accounted per SM when it is next stepped.)
+                match next_ready {
+                    Some(t) if t > cycle => cycle = t,
+                    Some(_) => cycle += 1,
+                    None => {
+                        let (details, waits) = warps_report(&sms, prog);
+                        let mut f = Fault::new(
+                            FaultKind::Deadlock,
+                            format!(
+                                "no warp of kernel `{}` can ever proceed (cycle {cycle}): {waits}",
+                                geom.kernel
+                            ),
+                        );
+                        f.details = details;
+                        return Err(f);
+                    }
+                }
             }
-        }
-        Ok(())
-    })();
+            Ok(())
+        })()
+    })
+    .unwrap_or_else(|p| std::panic::resume_unwind(p));
     if outcome.is_err() {
         if let Some(ms) = mem.system() {
             let at = (prog, geom.kernel.as_str());

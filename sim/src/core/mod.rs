@@ -7,6 +7,7 @@
 
 pub mod async_state;
 pub mod cluster;
+pub mod crew;
 pub mod cta;
 pub mod deps;
 pub mod exec;

@@ -24,6 +24,8 @@ pub struct GemmOptions {
     pub progress: bool,
     /// Skip the tensor units' arithmetic (timing only) for the sizes that are not verified.
     pub skip_tensor_math: bool,
+    /// Threads for the SM phase (`core::crew`); the results do not depend on it.
+    pub parallel: crate::core::crew::Parallel,
 }
 
 impl Default for GemmOptions {
@@ -33,6 +35,7 @@ impl Default for GemmOptions {
             seed: 1,
             progress: false,
             skip_tensor_math: false,
+            parallel: crate::core::crew::Parallel::default(),
         }
     }
 }
@@ -175,6 +178,7 @@ pub fn run_size(
         skip_tensor_math: opts.skip_tensor_math && !verify,
         cluster: spec.cluster,
         record_async: false,
+        parallel: opts.parallel,
     };
     limits(spec, cfg, &prog, entry, size, grid)?;
     let ctas_per_sm = super::metrics::ctas_per_sm(cfg, &prog, entry, &launch);
