@@ -5,11 +5,15 @@
 //! gives, for any thread count (`sim/tests/traces.rs` runs every trace on 1, 2 and 3 threads).
 //!
 //! The helper threads live for the whole launch (a crossbeam scope around the cycle loop) and
-//! wait on a channel. Handing a phase over costs a few microseconds, so a phase goes parallel
-//! only when its SMs' recent cost per step, times the SMs awake, reaches `min_phase` (zero in
-//! the tests: every phase with two SMs awake goes parallel). That choice depends on the host's
-//! speed; the results never do.
+//! wait on a channel. Waking a sleeping thread costs tens of microseconds on a virtual
+//! machine, more than a phase's share, so a waiting thread first spins for up to `SPIN` —
+//! but only while the crews of this process have no more threads than the machine has cores
+//! (`ACTIVE`): a spinning thread that takes the core of the one it waits for makes things far
+//! worse. A phase goes parallel only when its SMs' recent cost per step, times the SMs awake,
+//! reaches `min_phase` (zero in the tests: every phase with two SMs awake goes parallel).
+//! Those choices depend on the host; the results never do.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::{unbounded, Receiver, Sender};
@@ -99,7 +103,45 @@ struct Job {
 /// caller).
 type Report = (usize, std::thread::Result<Vec<Stepped>>);
 
+/// Threads of this process's crews (their helpers and callers) while they live.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How long a waiting thread spins before it sleeps (when `may_spin`).
+const SPIN: Duration = Duration::from_micros(300);
+
+/// Whether waiting threads may spin: the crews' threads fit the machine's cores.
+fn may_spin() -> bool {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    ACTIVE.load(Ordering::Relaxed) <= cores
+}
+
+/// `rx.recv()`, first spinning for up to `SPIN` if `may_spin`.
+fn recv<T>(rx: &Receiver<T>) -> Result<T, crossbeam::channel::RecvError> {
+    if may_spin() {
+        let start = Instant::now();
+        loop {
+            match rx.try_recv() {
+                Ok(v) => return Ok(v),
+                Err(crossbeam::channel::TryRecvError::Disconnected) => {
+                    return Err(crossbeam::channel::RecvError)
+                }
+                Err(crossbeam::channel::TryRecvError::Empty) => {}
+            }
+            for _ in 0..32 {
+                std::hint::spin_loop();
+            }
+            if start.elapsed() >= SPIN {
+                break;
+            }
+        }
+    }
+    rx.recv()
+}
+
 pub struct Crew {
+    /// Threads counted in `ACTIVE` (this one and the helpers).
+    threads: usize,
     jobs: Vec<Sender<Job>>,
     done: Receiver<Report>,
     min_phase: Duration,
@@ -114,7 +156,8 @@ impl Crew {
         p: Parallel,
         sh: &'env Shared<'env>,
     ) -> Crew {
-        let (threads, min_phase) = (p.threads, p.min_phase);
+        let (threads, min_phase) = (p.threads.max(1), p.min_phase);
+        ACTIVE.fetch_add(threads, Ordering::Relaxed);
         let (report, done) = unbounded::<Report>();
         let jobs = (1..threads.max(1))
             .map(|w| {
@@ -125,6 +168,7 @@ impl Crew {
             })
             .collect();
         Crew {
+            threads,
             jobs,
             done,
             min_phase,
@@ -181,7 +225,7 @@ impl Crew {
         self.measure(t.elapsed(), mine.len());
         let mut got: Vec<Option<Vec<Stepped>>> = (0..theirs.len()).map(|_| None).collect();
         for _ in 0..theirs.len() {
-            let (w, r) = self.done.recv().expect("helpers report every job");
+            let (w, r) = recv(&self.done).expect("helpers report every job");
             got[w] = Some(r.unwrap_or_else(|p| std::panic::resume_unwind(p)));
         }
         got.into_iter()
@@ -198,10 +242,16 @@ impl Crew {
     }
 }
 
+impl Drop for Crew {
+    fn drop(&mut self) {
+        ACTIVE.fetch_sub(self.threads, Ordering::Relaxed);
+    }
+}
+
 /// Helper `w`: step the SMs of each job it receives until the crew is dropped.
 fn helper(w: usize, jobs: &Receiver<Job>, report: &Sender<Report>, sh: &Shared) {
     let slot = w - 1;
-    while let Ok(job) = jobs.recv() {
+    while let Ok(job) = recv(jobs) {
         let steps = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             job.items
                 .iter()
