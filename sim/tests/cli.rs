@@ -538,4 +538,12 @@ fn bad_thread_counts_are_input_errors() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("GPUSIM_THREADS=lots"));
     assert_eq!(env("2").status.code(), Some(0));
+    // More threads than SMs: the extra ones are never started.
+    let many = gpusim(&[
+        "run",
+        "traces/kernels/vecadd/vecadd.yaml",
+        "--threads",
+        "100000",
+    ]);
+    assert_eq!(many.code, 0, "{}", many.stderr);
 }

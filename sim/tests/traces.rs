@@ -377,15 +377,8 @@ fn results_do_not_depend_on_step_order() {
             })
             .collect();
         for (o, p) in orders.iter().zip(&prints).skip(1) {
-            if *p != prints[0] {
-                fails.push(format!(
-                    "{} under {:?} differs from ascending:\n  {}\n  vs\n  {}",
-                    m.display(),
-                    o,
-                    first_difference(&prints[0], p),
-                    first_difference(p, &prints[0])
-                ));
-            }
+            let what = format!("{} under {o:?} differs from ascending", m.display());
+            note_difference(fails, &what, &prints[0], p);
         }
     });
     assert!(
@@ -419,15 +412,8 @@ fn results_do_not_depend_on_the_thread_count() {
     let compare = |m: &Path, config: Option<&Path>, counts: &[usize], fails: &mut Vec<String>| {
         let serial = on(m, config, 1);
         for &threads in counts {
-            let p = on(m, config, threads);
-            if p != serial {
-                fails.push(format!(
-                    "{} on {threads} threads differs from 1:\n  {}\n  vs\n  {}",
-                    m.display(),
-                    first_difference(&serial, &p),
-                    first_difference(&p, &serial)
-                ));
-            }
+            let what = format!("{} on {threads} threads differs from 1", m.display());
+            note_difference(fails, &what, &serial, &on(m, config, threads));
         }
     };
     let mut failures = on_two_threads(&list, |m, fails| {
@@ -446,6 +432,18 @@ fn results_do_not_depend_on_the_thread_count() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// If fingerprint `b` is not `a`, a failure: `what`, then both from shortly before they
+/// differ.
+fn note_difference(fails: &mut Vec<String>, what: &str, a: &str, b: &str) {
+    if a != b {
+        fails.push(format!(
+            "{what}:\n  {}\n  vs\n  {}",
+            first_difference(a, b),
+            first_difference(b, a)
+        ));
+    }
 }
 
 /// `a` from shortly before its first difference with `b`.

@@ -150,13 +150,15 @@ pub struct Crew {
 }
 
 impl Crew {
-    /// A crew of `p.threads − 1` helpers spawned in `scope` (none for one thread).
+    /// A crew of `p.threads − 1` helpers spawned in `scope` (none for one thread), at most
+    /// one thread per SM of the `sms` (more could never get work).
     pub fn new<'env>(
         scope: &crossbeam::thread::Scope<'env>,
         p: Parallel,
+        sms: usize,
         sh: &'env Shared<'env>,
     ) -> Crew {
-        let (threads, min_phase) = (p.threads.max(1), p.min_phase);
+        let (threads, min_phase) = (p.threads.clamp(1, sms.max(1)), p.min_phase);
         ACTIVE.fetch_add(threads, Ordering::Relaxed);
         let (report, done) = unbounded::<Report>();
         let jobs = (1..threads.max(1))

@@ -250,7 +250,7 @@ pub fn run_launch_observed(
     let mut awake: Vec<(usize, Option<u64>)> = Vec::with_capacity(sms.len());
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = crossbeam::thread::scope(|scope| {
-        let mut crew = super::crew::Crew::new(scope, spec.parallel, &sh);
+        let mut crew = super::crew::Crew::new(scope, spec.parallel, sms.len(), &sh);
         (|| -> Result<(), Fault> {
             loop {
                 // Polled every 4096 cycles (the loop may jump over cycles, so by distance).
