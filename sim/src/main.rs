@@ -60,6 +60,8 @@ struct RunArgs {
     /// for any count.
     #[arg(long)]
     threads: Option<usize>,
+    #[command(flatten)]
+    sample: SampleArgs,
 }
 
 #[derive(clap::Args)]
@@ -96,6 +98,51 @@ struct GemmArgs {
     /// for any count.
     #[arg(long)]
     threads: Option<usize>,
+    #[command(flatten)]
+    sample: SampleArgs,
+}
+
+/// Sampled simulation (docs/performance.md): long launches simulate warm-up and measured
+/// waves, skip the steady-state waves at the measured rate, and simulate the tail.
+#[derive(clap::Args)]
+struct SampleArgs {
+    /// Sample long launches (cycles are then a prediction with an error bound; checks and
+    /// verification are not run on a launch that skipped CTAs).
+    #[arg(long)]
+    sample: bool,
+    /// Waves simulated before measuring (default 1; implies --sample).
+    #[arg(long, value_name = "N")]
+    sample_warmup: Option<u32>,
+    /// Waves measured for the steady-state rate (default 2, at least 1; implies --sample).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    sample_waves: Option<u32>,
+    /// How far apart (percent of their mean) the measured waves' times may be for the launch
+    /// to count as settled (default 3; implies --sample).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    sample_tolerance: Option<f64>,
+}
+
+/// A percentage in (0, 100].
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("`{s}` is not a percentage in (0, 100]")),
+    }
+}
+
+impl SampleArgs {
+    fn spec(&self) -> Option<gpusim::core::sample::SampleSpec> {
+        let on = self.sample
+            || self.sample_warmup.is_some()
+            || self.sample_waves.is_some()
+            || self.sample_tolerance.is_some();
+        let d = gpusim::core::sample::SampleSpec::default();
+        on.then(|| gpusim::core::sample::SampleSpec {
+            warmup_waves: self.sample_warmup.unwrap_or(d.warmup_waves),
+            measured_waves: self.sample_waves.unwrap_or(d.measured_waves),
+            tolerance: self.sample_tolerance.map_or(d.tolerance, |p| p / 100.0),
+        })
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -279,6 +326,7 @@ fn cmd_run(args: &RunArgs) -> i32 {
         progress: true,
         skip_tensor_math: args.skip_tensor_math,
         parallel: gpusim::core::crew::Parallel::threads(threads),
+        sample: args.sample.spec(),
         ..Default::default()
     };
     // The trace streams to its file as the simulation runs (bounded memory).
@@ -339,6 +387,9 @@ fn cmd_run(args: &RunArgs) -> i32 {
             k.counters.ipc,
             100.0 * k.counters.simd_efficiency
         );
+        if let Some(line) = k.sample.as_ref().map(sample_line) {
+            outln!("    {line}");
+        }
     }
     outln!("  cycles              {}", s.totals.cycles);
     outln!("  warp instructions   {}", s.totals.warp_instructions);
@@ -475,7 +526,13 @@ fn cmd_run(args: &RunArgs) -> i32 {
         errln!("error: {e}");
         return 2;
     }
-    if out.failures.is_empty() {
+    if out.skipped_ctas > 0 {
+        outln!(
+            "  checks              not run: the run was sampled ({} CTAs skipped, their outputs never computed)",
+            out.skipped_ctas
+        );
+        0
+    } else if out.failures.is_empty() {
         outln!("  checks              passed");
         0
     } else {
@@ -487,6 +544,31 @@ fn cmd_run(args: &RunArgs) -> i32 {
         }
         1
     }
+}
+
+/// What sampling did to a launch, in one line.
+fn sample_line(s: &gpusim::core::sample::SampleReport) -> String {
+    if !s.sampled {
+        let why = s.not_sampled_because.as_deref().unwrap_or("");
+        return format!("not sampled: {why}");
+    }
+    let error = s
+        .estimated_error
+        .map_or("(no error bound from one measured unit)".to_string(), |e| {
+            format!("±{:.2}%", 100.0 * e)
+        });
+    format!(
+        "sampled: {} of {} CTAs simulated in {} cycles, {} skipped ≈ {} cycles (rate of the last {} units of {} CTAs; units took {:?} cycles); predicted {} cycles {error}",
+        s.simulated_ctas,
+        s.ctas,
+        s.simulated_cycles,
+        s.skipped_ctas,
+        s.skipped_cycles,
+        s.measured_waves,
+        s.unit_ctas,
+        s.unit_cycles,
+        s.predicted_cycles
+    )
 }
 
 /// Finish the warp trace and write `--dump` and `--stats-json`; the first error.
@@ -553,6 +635,7 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
         progress: true,
         skip_tensor_math: args.skip_tensor_math,
         parallel: gpusim::core::crew::Parallel::threads(threads),
+        sample: args.sample.spec(),
     };
     outln!(
         "gpusim gemm: {} on {} ({} SMs at {} MHz; {} peak {:.1} TFLOP/s)",
@@ -575,6 +658,9 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
             Ok(run) => {
                 let m = gemm::metrics(&spec, &cfg, &run, clock);
                 outln!("{}", report::table_row(&m));
+                if let Some(line) = m.sample.as_ref().map(sample_line) {
+                    outln!("  {line}");
+                }
                 if let gemm::Verification::Failed {
                     mismatches, first, ..
                 } = &m.verification

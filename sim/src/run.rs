@@ -48,6 +48,9 @@ pub struct RunOutput {
     /// Per completed launch, the asynchronous-synchronisation checker's events (empty
     /// unless `RunOptions::record_async`).
     pub async_events: Vec<Vec<gpusim_models::async_sync::AsyncEvent>>,
+    /// CTAs a sampled run skipped (`RunOptions::sample`): their outputs were never computed,
+    /// so the checks were not run when this is not zero.
+    pub skipped_ctas: u64,
 }
 
 /// Load the config: the file (or the embedded tiny GPU), then the manifest's `set`, then the
@@ -119,6 +122,9 @@ pub struct RunOptions {
     /// Threads for the SM phase (`core::crew`; one by default); the results do not depend on
     /// it.
     pub parallel: crate::core::crew::Parallel,
+    /// Sampled simulation of long launches (`core::sample`); checks are not run on a run
+    /// that skipped CTAs.
+    pub sample: Option<crate::core::sample::SampleSpec>,
 }
 
 /// Run a manifest with default options.
@@ -266,6 +272,7 @@ pub fn run_manifest_traced(
             cluster: l.cluster.map(|c| c.0),
             record_async: opts.record_async,
             parallel: opts.parallel,
+            sample: opts.sample,
         };
         let mut numbered = Numbered {
             launch: i as u32,
@@ -301,9 +308,14 @@ pub fn run_manifest_traced(
             .to_vec();
         buffers.push((name.clone(), spec.dtype, spec.shape.clone(), bytes));
     }
+    let skipped_ctas = kernels
+        .iter()
+        .filter_map(|k| k.sample.as_ref())
+        .map(|s| s.skipped_ctas)
+        .sum();
     let mut stats = RunStats::from_kernels(kernels, cfg.sm.warp_size, wall);
     stats.machine = machine(&cfg, &prog.module.target);
-    if unexpected.is_some() {
+    if unexpected.is_some() || skipped_ctas > 0 {
         let out = RunOutput {
             stats,
             buffers,
@@ -311,6 +323,7 @@ pub fn run_manifest_traced(
             expected_fault: None,
             events: Vec::new(),
             async_events,
+            skipped_ctas,
         };
         return Ok((out, unexpected));
     }
@@ -337,6 +350,7 @@ pub fn run_manifest_traced(
         expected_fault: fault,
         events: Vec::new(),
         async_events,
+        skipped_ctas: 0,
     };
     Ok((out, None))
 }

@@ -547,3 +547,50 @@ fn bad_thread_counts_are_input_errors() {
     ]);
     assert_eq!(many.code, 0, "{}", many.stderr);
 }
+
+#[test]
+fn sampling_options_are_checked_and_reported() {
+    for bad in [
+        ["--sample-waves", "0"],
+        ["--sample-tolerance", "0"],
+        ["--sample-tolerance", "lots"],
+    ] {
+        let r = gpusim(&["run", "traces/kernels/vecadd/vecadd.yaml", bad[0], bad[1]]);
+        assert_eq!(r.code, 2, "{bad:?}: {}", r.stderr);
+        assert!(r.stderr.contains(bad[0]), "{}", r.stderr);
+    }
+    // A launch too short to sample runs in full, says why, and is checked.
+    let r = gpusim(&["run", "traces/kernels/vecadd/vecadd.yaml", "--sample"]).expect(0);
+    assert!(r.stdout.contains("not sampled: "), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("checks              passed"),
+        "{}",
+        r.stdout
+    );
+    // A sampled GEMM size: the CSV says so, with what was simulated and the error bound.
+    let dir = scratch("sample");
+    let csv = dir.join("g.csv");
+    gpusim(&[
+        "gemm",
+        "traces/gemm/hgemm_mma_multistage/gemm.yaml",
+        "--sizes",
+        "2048x512x64",
+        "--skip-tensor-math",
+        "--verify-up-to",
+        "0",
+        "--sample",
+        "--csv",
+        csv.to_str().unwrap(),
+    ])
+    .expect(0);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("sampled"), "true");
+    let simulated: u64 = col("simulated_ctas").parse().unwrap();
+    assert!(simulated < 64 / 2, "{text}");
+    let bound: f64 = col("sample_error").parse().unwrap();
+    assert!(bound > 0.0 && bound < 0.05, "{text}");
+}

@@ -288,6 +288,7 @@ fn issue_hooks_see_every_instruction_in_trace_order() {
             cluster: None,
             record_async: false,
             parallel: Default::default(),
+            sample: None,
         };
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
         let mut observers =

@@ -217,6 +217,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             skip_tensor_math: false,
             record_async: i == 0 && uses_async,
             parallel: Default::default(),
+            sample: None,
         };
         let r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
         shown.set(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
@@ -334,6 +335,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             skip_tensor_math: false,
             record_async: false,
             parallel: Default::default(),
+            sample: None,
         };
         match crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts) {
             Ok(out) => {

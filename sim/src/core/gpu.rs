@@ -35,6 +35,8 @@ pub struct LaunchSpec {
     pub record_async: bool,
     /// Threads for the SM phase (`core::crew`); the results do not depend on it.
     pub parallel: super::crew::Parallel,
+    /// Sampled simulation (`core::sample`): skip steady-state waves, predict their cycles.
+    pub sample: Option<super::sample::SampleSpec>,
 }
 
 /// What a completed launch produced.
@@ -248,6 +250,8 @@ pub fn run_launch_observed(
     let mut arrivals: Vec<crate::mem::system::MemCompletion> = Vec::new();
     // The SMs awake in a cycle, with their `last`.
     let mut awake: Vec<(usize, Option<u64>)> = Vec::with_capacity(sms.len());
+    // Made after the first dispatch, which fills every slot the launch can use: one wave.
+    let mut sampler: Option<super::sample::Sampler> = None;
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
     let outcome = crossbeam::thread::scope(|scope| {
         let mut crew = super::crew::Crew::new(scope, spec.parallel, sms.len(), &sh);
@@ -312,6 +316,17 @@ pub fn run_launch_observed(
                         tried += 1;
                     }
                     sm_i = (sm_i + 1) % sms.len();
+                }
+                if let (None, Some(sample)) = (&sampler, spec.sample) {
+                    let row = spec.grid[0].into();
+                    let first = super::sample::Sampler::new(
+                        sample,
+                        n_ctas,
+                        cluster_ctas.into(),
+                        next_cta,
+                        row,
+                    );
+                    sampler = Some(first);
                 }
                 // The component memory system runs through this cycle first: what reaches an SM by
                 // now is applied before it issues (`Sm::apply_completions`).
@@ -406,6 +421,15 @@ pub fn run_launch_observed(
                         wake[i] = cycle + 1;
                     }
                     outbox.append(&mut sm.outbox);
+                }
+                // Sampling: once the measured waves ended, whole waves of the CTAs not yet
+                // dispatched are counted complete instead of simulated (`core::sample`).
+                if let Some(s) = sampler.as_mut().filter(|s| s.watching()) {
+                    let insts = || sms.iter().map(|s| s.stats.warp_instructions).sum();
+                    if let Some(skip) = s.observe(cycle, done_ctas, next_cta, insts) {
+                        next_cta += skip.ctas;
+                        done_ctas += skip.ctas;
+                    }
                 }
                 // Every SM was stepped at most once this cycle: their events, taken in id order,
                 // are in (cycle, SM) order.
@@ -505,6 +529,12 @@ pub fn run_launch_observed(
         sms.iter().map(|s| (s.id, &s.stats)),
     );
     stats.fault = fault.as_ref().map(|f| f.kind.name());
+    // A sampled launch's cycles are the prediction; its other counters cover what ran.
+    if let Some(s) = &sampler {
+        let report = s.report(cycles, stats.counters.warp_instructions);
+        stats.counters.cycles = report.predicted_cycles;
+        stats.sample = Some(report);
+    }
     stats.components = crate::stats::ComponentReport::new(
         cycles,
         &l2.slice_bytes,

@@ -18,6 +18,7 @@ pub mod limits;
 pub mod liveness;
 pub mod pending;
 pub mod program;
+pub mod sample;
 pub mod sched;
 pub mod sm;
 pub mod subpart;

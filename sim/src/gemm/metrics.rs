@@ -96,6 +96,8 @@ pub struct Metrics {
     pub sim_seconds: f64,
     pub warp_instructions_per_second: f64,
     pub verification: Verification,
+    /// What `--sample` did (None when not asked for).
+    pub sample: Option<crate::core::sample::SampleReport>,
     /// (published TFLOP/s, (predicted − published) / published, source).
     pub anchor: Option<(f64, f64, String)>,
 }
@@ -124,7 +126,13 @@ pub fn metrics(spec: &GemmSpec, cfg: &Config, run: &SizeRun, clock_hz: f64) -> M
     let tf = tflops(run.size, cycles, clock_hz);
     let peak = peak_tflops(cfg, spec.math, clock_hz);
     let (w, eff) = waves(ctas, cfg.sm.count, run.ctas_per_sm);
-    let insts = run.stats.counters.warp_instructions;
+    // A sampled run counts the skipped CTAs' instructions at the measured rate; the
+    // simulation speed is what ran over the time it took.
+    let sample = run.stats.sample.clone();
+    let simulated = run.stats.counters.warp_instructions;
+    let insts = sample
+        .as_ref()
+        .map_or(simulated, |s| s.estimated_warp_instructions);
     let s = run.size;
     Metrics {
         size: s,
@@ -140,11 +148,12 @@ pub fn metrics(spec: &GemmSpec, cfg: &Config, run: &SizeRun, clock_hz: f64) -> M
         warp_instructions: insts,
         sim_seconds: run.wall_seconds,
         warp_instructions_per_second: if run.wall_seconds > 0.0 {
-            insts as f64 / run.wall_seconds
+            simulated as f64 / run.wall_seconds
         } else {
             0.0
         },
         verification: run.verification.clone(),
+        sample,
         anchor: spec
             .anchor(&cfg.name, s.m, s.n, s.k)
             .map(|a| (a.tflops, (tf - a.tflops) / a.tflops, a.source.clone())),

@@ -5,11 +5,11 @@ use super::metrics::Metrics;
 use super::run::Verification;
 
 /// The CSV header; `csv_row` gives the fields in this order.
-pub const CSV_HEADER: &str = "kernel,config,m,n,k,ctas,ctas_per_sm,waves,wave_efficiency,cycles,time_us,tflops,peak_tflops,pct_peak,warp_instructions,sim_seconds,warp_instructions_per_second,verified,max_error,anchor_tflops,anchor_rel_diff";
+pub const CSV_HEADER: &str = "kernel,config,m,n,k,ctas,ctas_per_sm,waves,wave_efficiency,cycles,time_us,tflops,peak_tflops,pct_peak,warp_instructions,sim_seconds,warp_instructions_per_second,verified,max_error,anchor_tflops,anchor_rel_diff,sampled,simulated_ctas,sample_error";
 
 pub fn table_header() -> String {
     format!(
-        "{:>19} {:>6} {:>4} {:>7} {:>6} {:>12} {:>11} {:>9} {:>7} {:>12} {:>8} {:>10} {:>8}",
+        "{:>19} {:>6} {:>4} {:>7} {:>6} {:>12} {:>11} {:>9} {:>7} {:>12} {:>8} {:>10} {:>8} {:>8}",
         "M x N x K",
         "CTAs",
         "/SM",
@@ -22,7 +22,8 @@ pub fn table_header() -> String {
         "warp insts",
         "sim s",
         "winst/s",
-        "verified"
+        "verified",
+        "sampled"
     )
 }
 
@@ -45,7 +46,7 @@ fn max_error(v: &Verification) -> Option<f64> {
 
 pub fn table_row(m: &Metrics) -> String {
     format!(
-        "{:>19} {:>6} {:>4} {:>7.2} {:>5.1}% {:>12} {:>11.1} {:>9.2} {:>6.1}% {:>12} {:>8.2} {:>10.3e} {:>8}",
+        "{:>19} {:>6} {:>4} {:>7.2} {:>5.1}% {:>12} {:>11.1} {:>9.2} {:>6.1}% {:>12} {:>8.2} {:>10.3e} {:>8} {:>8}",
         m.size.to_string(),
         m.ctas,
         m.ctas_per_sm,
@@ -58,8 +59,19 @@ pub fn table_row(m: &Metrics) -> String {
         m.warp_instructions,
         m.sim_seconds,
         m.warp_instructions_per_second,
-        verified(&m.verification)
+        verified(&m.verification),
+        sampled(m)
     )
+}
+
+/// The table's sample column: `-` for a full run, else the error bound (`?` with none).
+fn sampled(m: &Metrics) -> String {
+    match &m.sample {
+        Some(s) if s.sampled => s
+            .estimated_error
+            .map_or("?".to_string(), |e| format!("±{:.2}%", 100.0 * e)),
+        _ => "-".to_string(),
+    }
 }
 
 /// One line per size with a published figure: prediction, figure, relative difference.
@@ -112,6 +124,12 @@ pub fn csv_row(kernel: &str, config: &str, m: &Metrics) -> String {
         opt(max_error(&m.verification)),
         opt(m.anchor.as_ref().map(|a| a.0)),
         opt(m.anchor.as_ref().map(|a| a.1)),
+        m.sample.as_ref().is_some_and(|s| s.sampled).to_string(),
+        m.sample
+            .as_ref()
+            .map_or(m.ctas, |s| s.simulated_ctas)
+            .to_string(),
+        opt(m.sample.as_ref().and_then(|s| s.estimated_error)),
     ]
     .join(",")
 }

@@ -26,6 +26,8 @@ pub struct GemmOptions {
     pub skip_tensor_math: bool,
     /// Threads for the SM phase (`core::crew`); the results do not depend on it.
     pub parallel: crate::core::crew::Parallel,
+    /// Sampled simulation of the sizes that are not verified (`core::sample`).
+    pub sample: Option<crate::core::sample::SampleSpec>,
 }
 
 impl Default for GemmOptions {
@@ -36,6 +38,7 @@ impl Default for GemmOptions {
             progress: false,
             skip_tensor_math: false,
             parallel: crate::core::crew::Parallel::default(),
+            sample: None,
         }
     }
 }
@@ -179,6 +182,8 @@ pub fn run_size(
         cluster: spec.cluster,
         record_async: false,
         parallel: opts.parallel,
+        // A verified size needs every CTA's output.
+        sample: opts.sample.filter(|_| !verify),
     };
     limits(spec, cfg, &prog, entry, size, grid)?;
     let ctas_per_sm = super::metrics::ctas_per_sm(cfg, &prog, entry, &launch);

@@ -458,6 +458,11 @@ pub struct KernelStats {
     /// (`memory_engine: components` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_system: Option<MemorySystemReport>,
+    /// Sampled simulation (`--sample`): what was skipped and the prediction's error bound.
+    /// `cycles` is then the prediction; every other counter covers the simulated CTAs, its
+    /// rates over `sample.simulated_cycles`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<crate::core::sample::SampleReport>,
     pub sms: Vec<SmReport>,
     /// The summed counters, for totals across launches.
     #[serde(skip)]
@@ -569,6 +574,7 @@ impl KernelStats {
             fault: None,
             components: ComponentReport::default(),
             memory_system: None,
+            sample: None,
             sms: reports,
             raw: total,
         }
@@ -606,13 +612,19 @@ pub struct Machine {
 impl RunStats {
     pub fn from_kernels(kernels: Vec<KernelStats>, warp_size: u32, wall: f64) -> RunStats {
         let mut s = SmStats::default();
-        let mut cycles = 0;
+        let (mut cycles, mut simulated) = (0, 0);
         let scope = kernels.first().map(|k| k.gpu).unwrap_or_default();
         for k in &kernels {
             cycles += k.counters.cycles;
+            simulated += k
+                .sample
+                .as_ref()
+                .map_or(k.counters.cycles, |s| s.simulated_cycles);
             s.add(&k.raw);
         }
-        let totals = counters(cycles, warp_size, &s, &scope);
+        // Rates over the cycles that ran; the total cycles include sampled launches' predictions.
+        let mut totals = counters(simulated, warp_size, &s, &scope);
+        totals.cycles = cycles;
         RunStats {
             warp_instructions_per_second: if wall > 0.0 {
                 totals.warp_instructions as f64 / wall
