@@ -286,8 +286,10 @@ pub fn run_launch_observed(
                     let mut peers = Vec::with_capacity(chosen.len());
                     for (rank, &i) in chosen.iter().enumerate() {
                         let linear = super::cluster::cta_of(spec.grid, cluster, cl, rank as u32);
-                        let (cta, warps) =
-                            make_cta(prog, cfg, spec, linear, n_warps, threads, regs, shared);
+                        let spare = &mut sms[i].spare_warps;
+                        let (cta, warps) = make_cta(
+                            prog, cfg, spec, linear, n_warps, threads, regs, shared, spare,
+                        );
                         let slot = sms[i].launch_cta(cta, warps);
                         peers.push((i as u32, slot, linear));
                         wake[i] = cycle;
@@ -306,8 +308,10 @@ pub fn run_launch_observed(
                 let mut tried = 0;
                 while cluster_ctas == 1 && next_cta < n_ctas && tried < sms.len() {
                     if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
-                        let (cta, warps) =
-                            make_cta(prog, cfg, spec, next_cta, n_warps, threads, regs, shared);
+                        let spare = &mut sms[sm_i].spare_warps;
+                        let (cta, warps) = make_cta(
+                            prog, cfg, spec, next_cta, n_warps, threads, regs, shared, spare,
+                        );
                         sms[sm_i].launch_cta(cta, warps);
                         wake[sm_i] = cycle;
                         next_cta += 1;
@@ -425,8 +429,16 @@ pub fn run_launch_observed(
                 // Sampling: once the measured waves ended, whole waves of the CTAs not yet
                 // dispatched are counted complete instead of simulated (`core::sample`).
                 if let Some(s) = sampler.as_mut().filter(|s| s.watching()) {
-                    let insts = || sms.iter().map(|s| s.stats.warp_instructions).sum();
-                    if let Some(skip) = s.observe(cycle, done_ctas, next_cta, insts) {
+                    let counts = || {
+                        let mut c = super::sample::Counts::default();
+                        for s in &sms {
+                            c.warp_instructions += s.stats.warp_instructions;
+                            c.l2_misses += s.stats.memory.l2_misses;
+                            c.l2_evictions += s.stats.memory.l2_evictions;
+                        }
+                        c
+                    };
+                    if let Some(skip) = s.observe(cycle, done_ctas, next_cta, counts) {
                         next_cta += skip.ctas;
                         done_ctas += skip.ctas;
                     }
@@ -735,6 +747,7 @@ fn make_cta(
     threads: u32,
     regs: u32,
     shared: u32,
+    spare: &mut Vec<Warp>,
 ) -> (Cta, Vec<Warp>) {
     let g = spec.grid;
     let ctaid = [
@@ -746,35 +759,41 @@ fn make_cta(
     let entry = prog.module.function(spec.entry);
     let n_regs = entry.regs.len().max(1);
     let b = spec.block;
-    let mut warps = Vec::new();
+    let mut warps = Vec::with_capacity(n_warps as usize);
     for wi in 0..n_warps {
         let first = wi * ws;
         let n = ws.min(threads - first);
         let valid = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        // The buffers of a warp that finished on this SM, emptied: a fresh warp's contents
+        // without its allocations (a short kernel's warps issue a few dozen instructions).
+        let mut old = spare.pop().map(Buffers::take).unwrap_or_default();
         // Warp k holds linear thread ids 32k..32k+31 in ascending lane order (Habermaier §5.6).
-        let tid = (0..ws)
-            .map(|l| {
-                let t = (first + l).min(threads - 1);
-                [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])]
-            })
-            .collect();
+        old.tid.extend((0..ws).map(|l| {
+            let t = (first + l).min(threads - 1);
+            [t % b[0], (t / b[0]) % b[1], t / (b[0] * b[1])]
+        }));
+        old.regs.resize(n_regs * ws as usize, 0);
+        old.ready.resize(n_regs, 0);
+        old.ready_long.resize(n_regs, false);
+        old.frames.push(Frame {
+            func: spec.entry,
+            reg_base: 0,
+            local_base: 0,
+            ret_dst: Vec::new(),
+        });
+        old.local.resize_with(ws as usize, Vec::new);
         warps.push(Warp {
             cta: 0,
             warp_in_cta: wi,
             age: 0,
             warp_size: ws,
             valid,
-            tid,
-            regs: vec![0; n_regs * ws as usize],
-            ready: vec![0; n_regs],
-            ready_long: vec![false; n_regs],
-            frames: vec![Frame {
-                func: spec.entry,
-                reg_base: 0,
-                local_base: 0,
-                ret_dst: Vec::new(),
-            }],
-            local: (0..ws).map(|_| Vec::new()).collect(),
+            tid: old.tid,
+            regs: old.regs,
+            ready: old.ready,
+            ready_long: old.ready_long,
+            frames: old.frames,
+            local: old.local,
             simt: crate::simt::make(&cfg.sm, valid, ws),
             state: WarpState::Active,
             live: LiveTracker::default(),
@@ -786,16 +805,16 @@ fn make_cta(
             fetch_reason: crate::stats::Stall::NoInstruction,
             mem_done: 0,
             mem_in_flight: 0,
-            mem_accesses: Vec::with_capacity(64),
-            mem_keys: Vec::with_capacity(256),
-            mem_lanes: Vec::with_capacity(64),
-            mem_global: Vec::with_capacity(64),
-            mem_lines: Vec::with_capacity(64),
-            mem_txns: Vec::new(),
-            mem_values: Vec::new(),
-            async_copies: Vec::new(),
+            mem_accesses: old.mem_accesses,
+            mem_keys: old.mem_keys,
+            mem_lanes: old.mem_lanes,
+            mem_global: old.mem_global,
+            mem_lines: old.mem_lines,
+            mem_txns: old.mem_txns,
+            mem_values: old.mem_values,
+            async_copies: old.async_copies,
             async_group: 0,
-            async_in_flight: Vec::new(),
+            async_in_flight: old.async_in_flight,
             hopper: Default::default(),
             wgmma: Default::default(),
         });
@@ -821,6 +840,56 @@ fn make_cta(
         w.refresh_ready(prog);
     }
     (cta, warps)
+}
+
+/// The buffers a new warp takes from a finished one, every one emptied (capacities kept).
+#[derive(Default)]
+struct Buffers {
+    tid: Vec<[u32; 3]>,
+    regs: Vec<u64>,
+    ready: Vec<u64>,
+    ready_long: Vec<bool>,
+    frames: Vec<Frame>,
+    local: Vec<Vec<u8>>,
+    mem_accesses: Vec<crate::mem::coalesce::LaneAccess>,
+    mem_keys: Vec<u64>,
+    mem_lanes: Vec<(u32, gpusim_isa::Space, u64, u32)>,
+    mem_global: Vec<crate::mem::coalesce::LaneAccess>,
+    mem_lines: Vec<(u64, crate::mem::cache::Mask)>,
+    mem_txns: Vec<crate::mem::hierarchy::Txn>,
+    mem_values: Vec<(u64, u32, u64)>,
+    async_copies: Vec<super::warp::AsyncCopy>,
+    async_in_flight: Vec<u64>,
+}
+
+impl Buffers {
+    fn take(w: Warp) -> Buffers {
+        fn empty<T>(mut v: Vec<T>) -> Vec<T> {
+            v.clear();
+            v
+        }
+        let mut local = w.local;
+        for l in &mut local {
+            l.clear();
+        }
+        Buffers {
+            tid: empty(w.tid),
+            regs: empty(w.regs),
+            ready: empty(w.ready),
+            ready_long: empty(w.ready_long),
+            frames: empty(w.frames),
+            local,
+            mem_accesses: empty(w.mem_accesses),
+            mem_keys: empty(w.mem_keys),
+            mem_lanes: empty(w.mem_lanes),
+            mem_global: empty(w.mem_global),
+            mem_lines: empty(w.mem_lines),
+            mem_txns: empty(w.mem_txns),
+            mem_values: empty(w.mem_values),
+            async_copies: empty(w.async_copies),
+            async_in_flight: empty(w.async_in_flight),
+        }
+    }
 }
 
 /// Every unfinished warp either spins without any memory change or waits on a barrier: the

@@ -12,8 +12,11 @@
 //! cover a row: CTAs along a row usually share an operand (a GEMM's row of A tiles), so the
 //! waves that start a row fetch what the rest find in L2, and a unit must hold both.
 //!
-//! The steady state is detected, not assumed: after the warm-up (at least one unit when units
-//! are longer than a wave), units are measured until the last `measured_waves` of them took the
+//! The steady state is detected, not assumed. The warm-up lasts at least one unit when units
+//! are longer than a wave, and until the L2 is warm: it has evicted a line (it is full, so
+//! the steady state's write-backs and capacity misses have begun — a GEMM writing C streams
+//! through it, and its waves slow down by half once it is full), or a whole wave missed
+//! nothing in it (the footprint fits). Then units are measured until the last `measured_waves` of them took the
 //! same time within `tolerance` (a memory-bound launch's queues may take several waves to
 //! fill); the rate is theirs. A launch that never settles before too little is left to skip
 //! runs in full.
@@ -96,6 +99,14 @@ pub struct Skip {
     pub ctas: u64,
 }
 
+/// Counters summed over the SMs, read when a wave or unit ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub warp_instructions: u64,
+    pub l2_misses: u64,
+    pub l2_evictions: u64,
+}
+
 /// A point on the launch's completion curve.
 #[derive(Clone, Copy, Debug)]
 struct Mark {
@@ -115,6 +126,8 @@ pub struct Sampler {
     warmup: u64,
     /// The start of the measurement, then the end of each measured unit.
     marks: Vec<Mark>,
+    /// L2 misses when the warm-up was last extended by a wave (None: not extended yet).
+    warm_misses: Option<u64>,
     skipped: Option<(Skip, u64, u64)>,
     not_sampled: Option<String>,
 }
@@ -144,14 +157,13 @@ impl Sampler {
             unit,
             warmup,
             marks: Vec::new(),
+            warm_misses: None,
             skipped: None,
             not_sampled: None,
         };
         // The warm-up, the measured units, a wave to skip and the tail's wave.
-        let needed = warmup
-            .saturating_add(unit.saturating_mul(spec.measured_waves.into()))
-            .saturating_add(2 * wave);
-        if wave == 0 || needed > ctas {
+        if wave == 0 || s.needed() > ctas {
+            let needed = s.needed();
             s.not_sampled = Some(format!(
                 "{ctas} CTAs are fewer than the {needed} sampling needs (warm-up {warmup}, \
                  {} measured units of {unit}, a wave of {wave} to skip and one for the tail)",
@@ -167,6 +179,13 @@ impl Sampler {
         s
     }
 
+    /// CTAs sampling needs: the warm-up, the measured units, a wave to skip and the tail's.
+    fn needed(&self) -> u64 {
+        self.warmup
+            .saturating_add(self.unit.saturating_mul(self.spec.measured_waves.into()))
+            .saturating_add(2 * self.wave)
+    }
+
     /// Whether the sampler still waits for completions (cheap: called every cycle).
     #[inline]
     pub fn watching(&self) -> bool {
@@ -180,22 +199,26 @@ impl Sampler {
         self.warmup + self.unit * self.marks.len() as u64
     }
 
-    /// After a cycle: `done` CTAs completed, `dispatched` handed to SMs, `warp_instructions`
-    /// issued so far (read only when a unit ends). Returns the skip once it is decided.
+    /// After a cycle: `done` CTAs completed, `dispatched` handed to SMs, `counts` the
+    /// counters so far (read only when a wave or unit ends). Returns the skip once decided.
     pub fn observe(
         &mut self,
         cycle: u64,
         done: u64,
         dispatched: u64,
-        warp_instructions: impl FnOnce() -> u64,
+        counts: impl FnOnce() -> Counts,
     ) -> Option<Skip> {
         if !self.watching() || done < self.next_threshold() {
+            return None;
+        }
+        let c = counts();
+        if self.marks.is_empty() && !self.l2_warm(c) {
             return None;
         }
         self.marks.push(Mark {
             cycle,
             done,
-            warp_instructions: warp_instructions(),
+            warp_instructions: c.warp_instructions,
         });
         let n = self.spec.measured_waves as usize;
         if self.marks.len() <= n {
@@ -236,6 +259,26 @@ impl Sampler {
         let skip = Skip { ctas };
         self.skipped = Some((skip, skipped_cycles, insts));
         Some(skip)
+    }
+
+    /// At the end of the warm-up: whether the L2 is warm (it has evicted, or missed nothing
+    /// for a wave); if not, the warm-up grows by a wave, or sampling is abandoned when the
+    /// launch is too short for that.
+    fn l2_warm(&mut self, c: Counts) -> bool {
+        if c.l2_evictions > 0 || self.warm_misses == Some(c.l2_misses) {
+            return true;
+        }
+        self.warm_misses = Some(c.l2_misses);
+        self.warmup += self.wave;
+        if self.needed() > self.ctas {
+            self.not_sampled = Some(format!(
+                "the L2 was still filling after {} of {} CTAs (no eviction yet, misses in \
+                 every wave)",
+                self.warmup - self.wave,
+                self.ctas
+            ));
+        }
+        false
     }
 
     /// The report, once the launch ended after `cycles` simulated cycles and
@@ -293,6 +336,15 @@ fn spread(marks: &[Mark]) -> f64 {
 mod tests {
     use super::*;
 
+    /// Counters of a run whose L2 is warm (it has evicted).
+    fn warm(warp_instructions: u64) -> impl FnOnce() -> Counts {
+        move || Counts {
+            warp_instructions,
+            l2_misses: 0,
+            l2_evictions: 1,
+        }
+    }
+
     /// A steady launch: 10 waves of 4 CTAs, each wave 101 cycles, 50 warp instructions per CTA.
     fn steady(spec: SampleSpec) -> (Sampler, Option<(u64, Skip)>) {
         let mut s = Sampler::new(spec, 40, 1, 4, 4);
@@ -301,7 +353,7 @@ mod tests {
             let cycle = wave * 101;
             let done = wave * 4;
             let dispatched = (done + 4).min(40);
-            if let Some(k) = s.observe(cycle, done, dispatched, || done * 50) {
+            if let Some(k) = s.observe(cycle, done, dispatched, warm(done * 50)) {
                 decided = Some((cycle, k));
                 break;
             }
@@ -343,12 +395,12 @@ mod tests {
     #[test]
     fn skips_keep_clusters_whole_and_the_rate_comes_from_the_settled_waves() {
         let mut s = Sampler::new(SampleSpec::default(), 84, 4, 12, 12);
-        assert!(s.observe(90, 12, 24, || 0).is_none());
+        assert!(s.observe(90, 12, 24, warm(0)).is_none());
         // Waves of 150 then 100 cycles: 40% apart, not settled.
-        assert!(s.observe(240, 24, 36, || 0).is_none());
-        assert!(s.observe(340, 36, 48, || 0).is_none());
+        assert!(s.observe(240, 24, 36, warm(0)).is_none());
+        assert!(s.observe(340, 36, 48, warm(0)).is_none());
         // 100 then 102: settled. 36 left to dispatch → 36 skipped (3 waves; clusters of 4).
-        let k = s.observe(442, 48, 48, || 0).expect("a skip");
+        let k = s.observe(442, 48, 48, warm(0)).expect("a skip");
         assert_eq!(k.ctas, 36);
         let r = s.report(600, 0);
         assert_eq!(r.unit_cycles, vec![150, 100, 102]);
@@ -365,7 +417,9 @@ mod tests {
         for wave in 1..=6u64 {
             cycle += 100 + 20 * wave;
             let done = wave * 4;
-            assert!(s.observe(cycle, done, (done + 4).min(24), || 0).is_none());
+            assert!(s
+                .observe(cycle, done, (done + 4).min(24), warm(0))
+                .is_none());
         }
         let r = s.report(cycle, 0);
         assert!(!r.sampled);
@@ -378,12 +432,12 @@ mod tests {
         // Rows of 10 CTAs, waves of 4: units of 3 waves, and a warm-up of one unit.
         let mut s = Sampler::new(SampleSpec::default(), 60, 1, 4, 10);
         assert_eq!(s.next_threshold(), 12);
-        assert!(s.observe(100, 8, 12, || 0).is_none());
-        assert!(s.observe(150, 12, 16, || 0).is_none());
+        assert!(s.observe(100, 8, 12, warm(0)).is_none());
+        assert!(s.observe(150, 12, 16, warm(0)).is_none());
         assert_eq!(s.next_threshold(), 24);
-        assert!(s.observe(450, 24, 28, || 0).is_none());
+        assert!(s.observe(450, 24, 28, warm(0)).is_none());
         // Units of 300 and 303 cycles: 20 left to dispatch → 20 skipped, 24 CTAs in 603 cycles.
-        let k = s.observe(753, 36, 40, || 0).expect("a skip");
+        let k = s.observe(753, 36, 40, warm(0)).expect("a skip");
         assert_eq!(k.ctas, 20);
         let r = s.report(1000, 0);
         assert_eq!((r.unit_ctas, r.warmup_ctas), (12, 12));
@@ -392,6 +446,42 @@ mod tests {
         // A row longer than the launch allows: not sampled.
         let s = Sampler::new(SampleSpec::default(), 40, 1, 4, 40);
         assert!(!s.watching());
+    }
+
+    #[test]
+    fn the_warmup_lasts_until_the_l2_is_warm() {
+        let mut s = Sampler::new(SampleSpec::default(), 40, 1, 4, 4);
+        let filling = |misses| {
+            move || Counts {
+                warp_instructions: 0,
+                l2_misses: misses,
+                l2_evictions: 0,
+            }
+        };
+        // Wave 1 missed, wave 2 missed more: still filling, the warm-up grows.
+        assert!(s.observe(100, 4, 8, filling(10)).is_none());
+        assert_eq!(s.next_threshold(), 8);
+        assert!(s.observe(200, 8, 12, filling(20)).is_none());
+        assert_eq!(s.next_threshold(), 12);
+        // Wave 3 missed nothing: warm; the measurement starts at 12.
+        assert!(s.observe(300, 12, 16, filling(20)).is_none());
+        assert_eq!(s.next_threshold(), 16);
+        // A launch whose L2 never stops filling runs in full.
+        let mut s = Sampler::new(SampleSpec::default(), 24, 1, 4, 4);
+        for w in 1..=6u64 {
+            assert!(s
+                .observe(100 * w, 4 * w, 4 * w + 4, filling(10 * w))
+                .is_none());
+        }
+        let r = s.report(600, 0);
+        assert!(!r.sampled);
+        assert!(
+            r.not_sampled_because
+                .as_deref()
+                .unwrap()
+                .contains("still filling"),
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -21,6 +21,8 @@ use stages::{classify, next_unit, Picked};
 pub struct Sm {
     pub id: u32,
     pub warps: Vec<Option<Warp>>,
+    /// Warps of retired CTAs, whose buffers the next CTA's warps reuse (`gpu::make_cta`).
+    pub spare_warps: Vec<Warp>,
     pub ctas: Vec<Option<Cta>>,
     /// Some warp may hold `cp.async` copies still to land (`land_async_copies` walks the
     /// warps only then).
@@ -82,6 +84,7 @@ impl Sm {
     pub fn new(id: u32, cfg: &Config) -> Sm {
         let n = cfg.sm.max_warps as usize;
         Sm {
+            spare_warps: Vec::new(),
             id,
             warps: (0..n).map(|_| None).collect(),
             ctas: (0..cfg.sm.max_ctas as usize).map(|_| None).collect(),
@@ -680,7 +683,10 @@ impl Sm {
             self.forget_cta(cslot);
             let n_parts = self.parts.len();
             for s in &cta.warps {
-                self.warps[*s] = None;
+                // Kept for the next CTA's warps to reuse their buffers (`gpu::make_cta`).
+                if let Some(w) = self.warps[*s].take() {
+                    self.spare_warps.push(w);
+                }
                 self.pending.forget_warp(*s);
                 self.part_regs[s % n_parts] -= cta.regs / cta.n_warps.max(1);
             }
