@@ -291,7 +291,11 @@ fn csv_and_anchor_lines() {
     );
     let row = report::csv_row("k", "c", &m);
     assert!(
-        row.ends_with(&format!(",2.000000e2,{:.6e}", m.anchor.as_ref().unwrap().1)),
+        row.ends_with(&format!(
+            ",2.000000e2,{:.6e},false,{},",
+            m.anchor.as_ref().unwrap().1,
+            m.ctas
+        )),
         "{row}"
     );
     let a = spec.anchor("hopper-h100", 8192, 8192, 8192).unwrap();
