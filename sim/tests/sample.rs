@@ -45,9 +45,10 @@ fn run(manifest: &Path, sample: Option<SampleSpec>, threads: usize) -> RunOutput
 #[test]
 fn a_sampled_launch_predicts_the_full_run() {
     // 192 CTAs, 8 resident at once on tiny: 24 waves; rows of 8 and of 4 CTAs. The L2 is cut
-    // to 64 KiB so that it fills in the first waves (the warm-up lasts until it does).
+    // to 32 KiB so that it warms up in the first waves (the warm-up lasts until it has
+    // evicted as many lines as it holds).
     for (gx, gy) in [(8, 24), (4, 48)] {
-        let m = sgemm_manifest(&format!("predict-{gx}"), gx, gy, Some(64));
+        let m = sgemm_manifest(&format!("predict-{gx}"), gx, gy, Some(32));
         let full = run(&m, None, 1);
         let sampled = run(&m, Some(SampleSpec::default()), 1);
         let (f, s) = (&full.stats.kernels[0], &sampled.stats.kernels[0]);
@@ -58,7 +59,7 @@ fn a_sampled_launch_predicts_the_full_run() {
         assert_eq!(r.wave_ctas, 8);
         assert_eq!(r.simulated_ctas + r.skipped_ctas, 192);
         assert_eq!(r.skipped_ctas % r.wave_ctas, 0, "whole waves are skipped");
-        assert!(r.skipped_ctas >= 192 * 2 / 3, "{r:?}");
+        assert!(r.skipped_ctas >= 192 / 2, "{r:?}");
         assert_eq!(s.counters.cycles, r.predicted_cycles);
         assert_eq!(r.predicted_cycles, r.simulated_cycles + r.skipped_cycles);
         assert_eq!(sampled.stats.totals.cycles, r.predicted_cycles);
@@ -71,10 +72,10 @@ fn a_sampled_launch_predicts_the_full_run() {
             f.counters.cycles,
             100.0 * err
         );
-        // The instruction estimate (instructions issued per CTA completed in the measured units):
-        // every CTA issues the same instructions here.
+        // The instruction estimate (the instructions of the CTAs completed in the measured units,
+        // per CTA): every CTA issues the same instructions here.
         let insts = r.estimated_warp_instructions as f64 / f.counters.warp_instructions as f64;
-        assert!((insts - 1.0).abs() < 0.03, "{r:?}");
+        assert!((insts - 1.0).abs() < 1e-9, "{r:?}");
         // The skipped CTAs' outputs were never computed: no checks.
         assert_eq!(sampled.skipped_ctas, r.skipped_ctas);
         assert!(sampled.failures.is_empty());
@@ -82,22 +83,25 @@ fn a_sampled_launch_predicts_the_full_run() {
 }
 
 #[test]
-fn the_warmup_waits_for_the_l2_to_fill() {
+fn a_launch_whose_l2_never_warms_up_runs_in_full() {
     // A (96 KiB) and C (192 KiB) stream through tiny's 256 KiB L2 (B, 32 KiB, is read by
-    // every CTA): it evicts only after most of the launch, so the warm-up lasts until then.
-    let m = sgemm_manifest("l2-fill", 8, 24, None);
+    // every CTA): by the end it has evicted fewer lines than it holds, so the warm-up never
+    // ends, and the launch runs in full — the same cycles as without --sample.
+    let m = sgemm_manifest("l2-cold", 8, 24, None);
     let full = run(&m, None, 1);
     let sampled = run(&m, Some(SampleSpec::default()), 1);
     let r = sampled.stats.kernels[0].sample.as_ref().unwrap();
-    assert!(r.sampled, "{r:?}");
-    assert!(r.warmup_ctas > 8 * r.wave_ctas, "{r:?}");
-    let err = r.predicted_cycles as f64 / full.stats.totals.cycles as f64 - 1.0;
-    assert!(err.abs() < 0.01, "{r:?} vs {}", full.stats.totals.cycles);
+    assert!(!r.sampled, "{r:?}");
+    let why = r.not_sampled_because.as_deref().unwrap();
+    assert!(why.contains("still warming up"), "{why}");
+    assert_eq!(r.predicted_cycles, full.stats.totals.cycles);
+    assert_eq!(sampled.stats.totals.cycles, full.stats.totals.cycles);
+    assert_eq!(sampled.buffers, full.buffers);
 }
 
 #[test]
 fn sampling_does_not_depend_on_the_thread_count() {
-    let m = sgemm_manifest("threads", 8, 24, Some(64));
+    let m = sgemm_manifest("threads", 8, 24, Some(32));
     let one = run(&m, Some(SampleSpec::default()), 1);
     let two = run(&m, Some(SampleSpec::default()), 2);
     assert_eq!(one.stats.kernels[0].sample, two.stats.kernels[0].sample);
@@ -107,7 +111,7 @@ fn sampling_does_not_depend_on_the_thread_count() {
 
 #[test]
 fn a_launch_too_short_to_sample_runs_in_full() {
-    let m = sgemm_manifest("short", 4, 6, Some(64));
+    let m = sgemm_manifest("short", 4, 6, Some(32));
     let full = run(&m, None, 1);
     let sampled = run(&m, Some(SampleSpec::default()), 1);
     let r = sampled.stats.kernels[0].sample.as_ref().unwrap();

@@ -323,12 +323,14 @@ pub fn run_launch_observed(
                 }
                 if let (None, Some(sample)) = (&sampler, spec.sample) {
                     let row = spec.grid[0].into();
+                    let l2_lines = cfg.l2.size_kib as u64 * 1024 / cfg.l2.line_bytes.max(1) as u64;
                     let first = super::sample::Sampler::new(
                         sample,
                         n_ctas,
                         cluster_ctas.into(),
                         next_cta,
                         row,
+                        l2_lines,
                     );
                     sampler = Some(first);
                 }
@@ -432,7 +434,7 @@ pub fn run_launch_observed(
                     let counts = || {
                         let mut c = super::sample::Counts::default();
                         for s in &sms {
-                            c.warp_instructions += s.stats.warp_instructions;
+                            c.retired_warp_instructions += s.retired_warp_instructions;
                             c.l2_misses += s.stats.memory.l2_misses;
                             c.l2_evictions += s.stats.memory.l2_evictions;
                         }

@@ -13,12 +13,12 @@
 //! waves that start a row fetch what the rest find in L2, and a unit must hold both.
 //!
 //! The steady state is detected, not assumed. The warm-up lasts at least one unit when units
-//! are longer than a wave, and until the L2 is warm: it has evicted a line (it is full, so
-//! the steady state's write-backs and capacity misses have begun — a GEMM writing C streams
-//! through it, and its waves slow down by half once it is full), or a whole wave missed
-//! nothing in it (the footprint fits). Then units are measured until the last `measured_waves` of them took the
-//! same time within `tolerance` (a memory-bound launch's queues may take several waves to
-//! fill); the rate is theirs. A launch that never settles before too little is left to skip
+//! are longer than a wave, and until the L2 is warm: it has evicted as many lines as it holds
+//! (its contents replaced once: a GEMM writing C streams it through the L2, and its waves slow
+//! down by half once dirty C lines are being written back), or a whole wave missed nothing in
+//! it (the footprint fits). Then units are measured until the last `measured_waves` of them
+//! took the same time within `tolerance` (a memory-bound launch's queues may take several
+//! waves to fill); the rate is theirs. A launch that never settles before too little is left to skip
 //! runs in full.
 //!
 //! A skip removes whole waves of CTAs (a multiple of `C` and of the cluster size) from the
@@ -88,7 +88,7 @@ pub struct SampleReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_error: Option<f64>,
     /// Warp instructions simulated, and with those the skipped CTAs would have issued at the
-    /// measured units' rate per CTA.
+    /// measured units' instructions per completed CTA.
     pub simulated_warp_instructions: u64,
     pub estimated_warp_instructions: u64,
 }
@@ -102,7 +102,8 @@ pub struct Skip {
 /// Counters summed over the SMs, read when a wave or unit ends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
-    pub warp_instructions: u64,
+    /// Warp instructions of the CTAs completed so far.
+    pub retired_warp_instructions: u64,
     pub l2_misses: u64,
     pub l2_evictions: u64,
 }
@@ -124,6 +125,8 @@ pub struct Sampler {
     wave: u64,
     unit: u64,
     warmup: u64,
+    /// Lines the L2 holds.
+    l2_lines: u64,
     /// The start of the measurement, then the end of each measured unit.
     marks: Vec<Mark>,
     /// L2 misses when the warm-up was last extended by a wave (None: not extended yet).
@@ -134,13 +137,14 @@ pub struct Sampler {
 
 impl Sampler {
     /// `first_dispatch`: the CTAs dispatched at cycle 0 (every slot the launch can fill);
-    /// `row_ctas`: the grid's x dimension.
+    /// `row_ctas`: the grid's x dimension; `l2_lines`: the lines the L2 holds.
     pub fn new(
         spec: SampleSpec,
         ctas: u64,
         cluster_ctas: u64,
         first_dispatch: u64,
         row_ctas: u64,
+        l2_lines: u64,
     ) -> Sampler {
         let wave = first_dispatch;
         let unit = if wave > 0 && row_ctas > wave {
@@ -156,6 +160,7 @@ impl Sampler {
             wave,
             unit,
             warmup,
+            l2_lines,
             marks: Vec::new(),
             warm_misses: None,
             skipped: None,
@@ -218,7 +223,7 @@ impl Sampler {
         self.marks.push(Mark {
             cycle,
             done,
-            warp_instructions: c.warp_instructions,
+            warp_instructions: c.retired_warp_instructions,
         });
         let n = self.spec.measured_waves as usize;
         if self.marks.len() <= n {
@@ -261,19 +266,19 @@ impl Sampler {
         Some(skip)
     }
 
-    /// At the end of the warm-up: whether the L2 is warm (it has evicted, or missed nothing
-    /// for a wave); if not, the warm-up grows by a wave, or sampling is abandoned when the
-    /// launch is too short for that.
+    /// At the end of the warm-up: whether the L2 is warm (it has evicted as many lines as
+    /// it holds, or missed nothing for a wave); if not, the warm-up grows by a wave, or sampling is
+    /// abandoned when the launch is too short for that.
     fn l2_warm(&mut self, c: Counts) -> bool {
-        if c.l2_evictions > 0 || self.warm_misses == Some(c.l2_misses) {
+        if c.l2_evictions >= self.l2_lines || self.warm_misses == Some(c.l2_misses) {
             return true;
         }
         self.warm_misses = Some(c.l2_misses);
         self.warmup += self.wave;
         if self.needed() > self.ctas {
             self.not_sampled = Some(format!(
-                "the L2 was still filling after {} of {} CTAs (no eviction yet, misses in \
-                 every wave)",
+                "the L2 was still warming up after {} of {} CTAs (it had evicted fewer lines \
+                 than it holds, and every wave missed in it)",
                 self.warmup - self.wave,
                 self.ctas
             ));
@@ -336,18 +341,18 @@ fn spread(marks: &[Mark]) -> f64 {
 mod tests {
     use super::*;
 
-    /// Counters of a run whose L2 is warm (it has evicted).
+    /// Counters of a run whose L2 is warm (it has evicted more lines than it holds).
     fn warm(warp_instructions: u64) -> impl FnOnce() -> Counts {
         move || Counts {
-            warp_instructions,
+            retired_warp_instructions: warp_instructions,
             l2_misses: 0,
-            l2_evictions: 1,
+            l2_evictions: 1_000_000,
         }
     }
 
     /// A steady launch: 10 waves of 4 CTAs, each wave 101 cycles, 50 warp instructions per CTA.
     fn steady(spec: SampleSpec) -> (Sampler, Option<(u64, Skip)>) {
-        let mut s = Sampler::new(spec, 40, 1, 4, 4);
+        let mut s = Sampler::new(spec, 40, 1, 4, 4, 1000);
         let mut decided = None;
         for wave in 1..=10u64 {
             let cycle = wave * 101;
@@ -381,7 +386,7 @@ mod tests {
 
     #[test]
     fn a_short_launch_is_not_sampled() {
-        let s = Sampler::new(SampleSpec::default(), 15, 1, 4, 1);
+        let s = Sampler::new(SampleSpec::default(), 15, 1, 4, 1, 1000);
         assert!(!s.watching());
         let r = s.report(500, 10);
         assert!(!r.sampled);
@@ -394,7 +399,7 @@ mod tests {
 
     #[test]
     fn skips_keep_clusters_whole_and_the_rate_comes_from_the_settled_waves() {
-        let mut s = Sampler::new(SampleSpec::default(), 84, 4, 12, 12);
+        let mut s = Sampler::new(SampleSpec::default(), 84, 4, 12, 12, 1000);
         assert!(s.observe(90, 12, 24, warm(0)).is_none());
         // Waves of 150 then 100 cycles: 40% apart, not settled.
         assert!(s.observe(240, 24, 36, warm(0)).is_none());
@@ -412,7 +417,7 @@ mod tests {
 
     #[test]
     fn a_launch_that_never_settles_runs_in_full() {
-        let mut s = Sampler::new(SampleSpec::default(), 24, 1, 4, 4);
+        let mut s = Sampler::new(SampleSpec::default(), 24, 1, 4, 4, 1000);
         let mut cycle = 0;
         for wave in 1..=6u64 {
             cycle += 100 + 20 * wave;
@@ -430,7 +435,7 @@ mod tests {
     #[test]
     fn units_cover_a_grid_row() {
         // Rows of 10 CTAs, waves of 4: units of 3 waves, and a warm-up of one unit.
-        let mut s = Sampler::new(SampleSpec::default(), 60, 1, 4, 10);
+        let mut s = Sampler::new(SampleSpec::default(), 60, 1, 4, 10, 1000);
         assert_eq!(s.next_threshold(), 12);
         assert!(s.observe(100, 8, 12, warm(0)).is_none());
         assert!(s.observe(150, 12, 16, warm(0)).is_none());
@@ -444,18 +449,18 @@ mod tests {
         assert_eq!(r.unit_cycles, vec![300, 303]);
         assert_eq!(r.skipped_cycles, (20.0f64 * 603.0 / 24.0).round() as u64);
         // A row longer than the launch allows: not sampled.
-        let s = Sampler::new(SampleSpec::default(), 40, 1, 4, 40);
+        let s = Sampler::new(SampleSpec::default(), 40, 1, 4, 40, 1000);
         assert!(!s.watching());
     }
 
     #[test]
     fn the_warmup_lasts_until_the_l2_is_warm() {
-        let mut s = Sampler::new(SampleSpec::default(), 40, 1, 4, 4);
+        let mut s = Sampler::new(SampleSpec::default(), 40, 1, 4, 4, 1000);
         let filling = |misses| {
             move || Counts {
-                warp_instructions: 0,
+                retired_warp_instructions: 0,
                 l2_misses: misses,
-                l2_evictions: 0,
+                l2_evictions: misses,
             }
         };
         // Wave 1 missed, wave 2 missed more: still filling, the warm-up grows.
@@ -466,8 +471,14 @@ mod tests {
         // Wave 3 missed nothing: warm; the measurement starts at 12.
         assert!(s.observe(300, 12, 16, filling(20)).is_none());
         assert_eq!(s.next_threshold(), 16);
+        // Evictions of as many lines as the L2 holds: warm.
+        let mut s = Sampler::new(SampleSpec::default(), 40, 1, 4, 4, 30);
+        assert!(s.observe(100, 4, 8, filling(10)).is_none());
+        assert_eq!(s.next_threshold(), 8);
+        assert!(s.observe(200, 8, 12, filling(30)).is_none());
+        assert_eq!(s.next_threshold(), 12);
         // A launch whose L2 never stops filling runs in full.
-        let mut s = Sampler::new(SampleSpec::default(), 24, 1, 4, 4);
+        let mut s = Sampler::new(SampleSpec::default(), 24, 1, 4, 4, 1000);
         for w in 1..=6u64 {
             assert!(s
                 .observe(100 * w, 4 * w, 4 * w + 4, filling(10 * w))
@@ -479,7 +490,7 @@ mod tests {
             r.not_sampled_because
                 .as_deref()
                 .unwrap()
-                .contains("still filling"),
+                .contains("still warming up"),
             "{r:?}"
         );
     }

@@ -23,6 +23,8 @@ pub struct Sm {
     pub warps: Vec<Option<Warp>>,
     /// Warps of retired CTAs, whose buffers the next CTA's warps reuse (`gpu::make_cta`).
     pub spare_warps: Vec<Warp>,
+    /// Warp instructions of the CTAs retired so far (sampling's per-CTA estimate).
+    pub retired_warp_instructions: u64,
     pub ctas: Vec<Option<Cta>>,
     /// Some warp may hold `cp.async` copies still to land (`land_async_copies` walks the
     /// warps only then).
@@ -85,6 +87,7 @@ impl Sm {
         let n = cfg.sm.max_warps as usize;
         Sm {
             spare_warps: Vec::new(),
+            retired_warp_instructions: 0,
             id,
             warps: (0..n).map(|_| None).collect(),
             ctas: (0..cfg.sm.max_ctas as usize).map(|_| None).collect(),
@@ -685,6 +688,7 @@ impl Sm {
             for s in &cta.warps {
                 // Kept for the next CTA's warps to reuse their buffers (`gpu::make_cta`).
                 if let Some(w) = self.warps[*s].take() {
+                    self.retired_warp_instructions += w.instructions;
                     self.spare_warps.push(w);
                 }
                 self.pending.forget_warp(*s);
