@@ -56,8 +56,7 @@ rate = float(r["warp_instructions_per_second"])
 sampled = r["sampled"] == "true"
 err = f'±{100 * float(r["sample_error"]):.2f}%' if r["sample_error"] else ""
 note = f'sampled: {r["simulated_ctas"]}/{r["ctas"]} CTAs {err}' if sampled else ""
-# A sampled row's simulated instructions are its rate × its time.
-insts = str(round(rate * sim)) if sampled else r["warp_instructions"]
+insts = r["simulated_warp_instructions"]
 print("\t".join([name, config, threads, insts, r["cycles"], f"{sim:.2f}", f"{rate:.0f}",
                  rss, note]))
 EOF

@@ -5,7 +5,7 @@ use super::metrics::Metrics;
 use super::run::Verification;
 
 /// The CSV header; `csv_row` gives the fields in this order.
-pub const CSV_HEADER: &str = "kernel,config,m,n,k,ctas,ctas_per_sm,waves,wave_efficiency,cycles,time_us,tflops,peak_tflops,pct_peak,warp_instructions,sim_seconds,warp_instructions_per_second,verified,max_error,anchor_tflops,anchor_rel_diff,sampled,simulated_ctas,sample_error";
+pub const CSV_HEADER: &str = "kernel,config,m,n,k,ctas,ctas_per_sm,waves,wave_efficiency,cycles,time_us,tflops,peak_tflops,pct_peak,warp_instructions,sim_seconds,warp_instructions_per_second,verified,max_error,anchor_tflops,anchor_rel_diff,sampled,simulated_ctas,sample_error,simulated_warp_instructions";
 
 pub fn table_header() -> String {
     format!(
@@ -130,6 +130,10 @@ pub fn csv_row(kernel: &str, config: &str, m: &Metrics) -> String {
             .map_or(m.ctas, |s| s.simulated_ctas)
             .to_string(),
         opt(m.sample.as_ref().and_then(|s| s.estimated_error)),
+        m.sample
+            .as_ref()
+            .map_or(m.warp_instructions, |s| s.simulated_warp_instructions)
+            .to_string(),
     ]
     .join(",")
 }
