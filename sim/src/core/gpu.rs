@@ -227,6 +227,8 @@ pub fn run_launch_observed(
         .fold(1u64, |a, &g| a.saturating_mul(g as u64));
     let mut next_cta = 0u64;
     let mut done_ctas = 0u64;
+    // Whether an SM may have room for the next CTA: at the start, and after a retirement.
+    let mut room = true;
     let mut cycle = 0u64;
     let mut epoch = 0u64;
     let started = std::time::Instant::now();
@@ -271,8 +273,9 @@ pub fn run_launch_observed(
                         progress.update(&geom.kernel, state);
                     }
                 }
-                // Clusters of several CTAs: whole clusters, each CTA on its own SM.
-                while cluster_ctas > 1 && next_cta < n_ctas {
+                // Clusters of several CTAs: whole clusters, each CTA on its own SM. (Only when
+                // an SM may have room: an SM gains room only when a CTA retires.)
+                while room && cluster_ctas > 1 && next_cta < n_ctas {
                     let cl = next_cta / cluster_ctas as u64;
                     let start = (next_cta as usize) % sms.len();
                     let chosen: Vec<usize> = (0..sms.len())
@@ -306,7 +309,7 @@ pub fn run_launch_observed(
                 // Dispatch: CTAs in linear order, each to the next SM with room (round robin).
                 let mut sm_i = (next_cta as usize) % sms.len();
                 let mut tried = 0;
-                while cluster_ctas == 1 && next_cta < n_ctas && tried < sms.len() {
+                while room && cluster_ctas == 1 && next_cta < n_ctas && tried < sms.len() {
                     if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
                         let spare = &mut sms[sm_i].spare_warps;
                         let (cta, warps) = make_cta(
@@ -321,6 +324,8 @@ pub fn run_launch_observed(
                     }
                     sm_i = (sm_i + 1) % sms.len();
                 }
+                // Every SM is full or every CTA dispatched, until a CTA retires.
+                room = false;
                 if let (None, Some(sample)) = (&sampler, spec.sample) {
                     let row = spec.grid[0].into();
                     let l2_lines = cfg.l2.size_kib as u64 * 1024 / cfg.l2.line_bytes.max(1) as u64;
@@ -402,6 +407,7 @@ pub fn run_launch_observed(
                     };
                     issued += r.issued;
                     done_ctas += r.ctas_completed as u64;
+                    room |= r.ctas_completed > 0;
                     suspect |= r.spin_suspect;
                     wake[i] = if r.issued > 0 || r.ctas_completed > 0 {
                         cycle + 1
@@ -423,6 +429,7 @@ pub fn run_launch_observed(
                         let r = sm.exchange(cycle, &sh, global, mem, &mut epoch)?;
                         issued += r.issued;
                         done_ctas += r.ctas_completed as u64;
+                        room |= r.ctas_completed > 0;
                         suspect |= r.spin_suspect;
                         wake[i] = cycle + 1;
                     }
