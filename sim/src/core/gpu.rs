@@ -463,15 +463,6 @@ pub fn run_launch_observed(
                     cycle,
                     prog,
                 );
-                // Deliveries may have woken SMs stepped earlier in the cycle; the memory system
-                // wakes the cycle loop for its own events.
-                let next_ready = wake
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, &w)| w != u64::MAX && !sms[i].is_idle())
-                    .map(|(_, &w)| w)
-                    .chain(mem.system().and_then(|m| m.next_wake()))
-                    .min();
                 if suspect {
                     check_livelock(&sms, prog, epoch)?;
                 }
@@ -491,7 +482,16 @@ pub fn run_launch_observed(
                     cycle += 1;
                     continue;
                 }
-                // (Skipped cycles are accounted per SM when it is next stepped.)
+                // Nothing issued: jump to the earliest wake-up. Deliveries may have woken SMs
+                // stepped earlier in the cycle; the memory system wakes the loop for its own
+                // events. (Skipped cycles are accounted per SM when it is next stepped.)
+                let next_ready = wake
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &w)| w != u64::MAX && !sms[i].is_idle())
+                    .map(|(_, &w)| w)
+                    .chain(mem.system().and_then(|m| m.next_wake()))
+                    .min();
                 match next_ready {
                     Some(t) if t > cycle => cycle = t,
                     Some(_) => cycle += 1,
