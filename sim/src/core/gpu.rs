@@ -273,71 +273,73 @@ pub fn run_launch_observed(
                         progress.update(&geom.kernel, state);
                     }
                 }
-                // Clusters of several CTAs: whole clusters, each CTA on its own SM. (Only when
-                // an SM may have room: an SM gains room only when a CTA retires.)
-                while room && cluster_ctas > 1 && next_cta < n_ctas {
-                    let cl = next_cta / cluster_ctas as u64;
-                    let start = (next_cta as usize) % sms.len();
-                    let chosen: Vec<usize> = (0..sms.len())
-                        .map(|k| (start + k) % sms.len())
-                        .filter(|&i| sms[i].fits(cfg, threads, n_warps, regs, shared))
-                        .take(cluster_ctas as usize)
-                        .collect();
-                    if chosen.len() < cluster_ctas as usize {
-                        break;
-                    }
-                    let mut peers = Vec::with_capacity(chosen.len());
-                    for (rank, &i) in chosen.iter().enumerate() {
-                        let linear = super::cluster::cta_of(spec.grid, cluster, cl, rank as u32);
-                        let spare = &mut sms[i].spare_warps;
-                        let (cta, warps) = make_cta(
-                            prog, cfg, spec, linear, n_warps, threads, regs, shared, spare,
+                // Dispatch only when an SM may have room: at the start, and after a CTA
+                // retired (nothing else frees an SM's slots, warps, registers or shared memory).
+                if room {
+                    // Clusters of several CTAs: whole clusters, each CTA on its own SM.
+                    while cluster_ctas > 1 && next_cta < n_ctas {
+                        let cl = next_cta / cluster_ctas as u64;
+                        let start = (next_cta as usize) % sms.len();
+                        let chosen: Vec<usize> = (0..sms.len())
+                            .map(|k| (start + k) % sms.len())
+                            .filter(|&i| sms[i].fits(cfg, threads, n_warps, regs, shared))
+                            .take(cluster_ctas as usize)
+                            .collect();
+                        if chosen.len() < cluster_ctas as usize {
+                            break;
+                        }
+                        let mut peers = Vec::with_capacity(chosen.len());
+                        for (rank, &i) in chosen.iter().enumerate() {
+                            let linear =
+                                super::cluster::cta_of(spec.grid, cluster, cl, rank as u32);
+                            let spare = &mut sms[i].spare_warps;
+                            let (cta, warps) = make_cta(
+                                prog, cfg, spec, linear, n_warps, threads, regs, shared, spare,
+                            );
+                            let slot = sms[i].launch_cta(cta, warps);
+                            peers.push((i as u32, slot, linear));
+                            wake[i] = cycle;
+                        }
+                        for (rank, &(i, slot, _)) in peers.iter().enumerate() {
+                            sms[i as usize].set_cluster(slot, cl, rank as u32, peers.clone());
+                        }
+                        cluster_bars.insert(
+                            cl,
+                            super::cluster::ClusterBarrier::new(threads * cluster_ctas),
                         );
-                        let slot = sms[i].launch_cta(cta, warps);
-                        peers.push((i as u32, slot, linear));
-                        wake[i] = cycle;
+                        next_cta += cluster_ctas as u64;
                     }
-                    for (rank, &(i, slot, _)) in peers.iter().enumerate() {
-                        sms[i as usize].set_cluster(slot, cl, rank as u32, peers.clone());
+                    // CTAs in linear order, each to the next SM with room (round robin).
+                    let mut sm_i = (next_cta as usize) % sms.len();
+                    let mut tried = 0;
+                    while cluster_ctas == 1 && next_cta < n_ctas && tried < sms.len() {
+                        if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
+                            let spare = &mut sms[sm_i].spare_warps;
+                            let (cta, warps) = make_cta(
+                                prog, cfg, spec, next_cta, n_warps, threads, regs, shared, spare,
+                            );
+                            sms[sm_i].launch_cta(cta, warps);
+                            wake[sm_i] = cycle;
+                            next_cta += 1;
+                            tried = 0;
+                        } else {
+                            tried += 1;
+                        }
+                        sm_i = (sm_i + 1) % sms.len();
                     }
-                    cluster_bars.insert(
-                        cl,
-                        super::cluster::ClusterBarrier::new(threads * cluster_ctas),
-                    );
-                    next_cta += cluster_ctas as u64;
-                }
-                // Dispatch: CTAs in linear order, each to the next SM with room (round robin).
-                let mut sm_i = (next_cta as usize) % sms.len();
-                let mut tried = 0;
-                while room && cluster_ctas == 1 && next_cta < n_ctas && tried < sms.len() {
-                    if sms[sm_i].fits(cfg, threads, n_warps, regs, shared) {
-                        let spare = &mut sms[sm_i].spare_warps;
-                        let (cta, warps) = make_cta(
-                            prog, cfg, spec, next_cta, n_warps, threads, regs, shared, spare,
-                        );
-                        sms[sm_i].launch_cta(cta, warps);
-                        wake[sm_i] = cycle;
-                        next_cta += 1;
-                        tried = 0;
-                    } else {
-                        tried += 1;
+                    // Every SM is full or every CTA dispatched, until a CTA retires.
+                    room = false;
+                    // The first dispatch filled every slot the launch can use: one wave.
+                    if let (None, Some(sample)) = (&sampler, spec.sample) {
+                        sampler = Some(super::sample::Sampler::new(
+                            sample,
+                            n_ctas,
+                            cluster_ctas.into(),
+                            next_cta,
+                            spec.grid[0].into(),
+                            cfg.l2_geometry().lines(),
+                        ));
                     }
-                    sm_i = (sm_i + 1) % sms.len();
-                }
-                // Every SM is full or every CTA dispatched, until a CTA retires.
-                room = false;
-                if let (None, Some(sample)) = (&sampler, spec.sample) {
-                    let row = spec.grid[0].into();
-                    let l2_lines = cfg.l2.size_kib as u64 * 1024 / cfg.l2.line_bytes.max(1) as u64;
-                    let first = super::sample::Sampler::new(
-                        sample,
-                        n_ctas,
-                        cluster_ctas.into(),
-                        next_cta,
-                        row,
-                        l2_lines,
-                    );
-                    sampler = Some(first);
                 }
                 // The component memory system runs through this cycle first: what reaches an SM by
                 // now is applied before it issues (`Sm::apply_completions`).

@@ -100,6 +100,13 @@ pub struct CacheGeometry {
     pub replacement: String,
 }
 
+impl CacheGeometry {
+    /// Lines the cache holds.
+    pub fn lines(&self) -> u64 {
+        self.size_bytes / u64::from(self.line_bytes.max(1))
+    }
+}
+
 /// An unused line's tag.
 pub const INVALID: u64 = u64::MAX;
 
