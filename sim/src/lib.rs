@@ -10,6 +10,7 @@
 pub mod check;
 pub mod config;
 pub mod core;
+pub mod correlate;
 pub mod gemm;
 pub mod launch;
 pub mod mem;

@@ -1,5 +1,5 @@
 //! The gpusim command line: `gpusim run MANIFEST`, `gpusim check MANIFEST`, `gpusim ptx FILE`,
-//! `gpusim lint FILE`, `gpusim fuzz` and `gpusim gemm SPEC`.
+//! `gpusim lint FILE`, `gpusim fuzz`, `gpusim gemm SPEC`, `gpusim export` and `gpusim correlate`.
 
 use clap::{Parser, Subcommand};
 use gpusim::output::{check_dir, check_file, write_file};
@@ -8,6 +8,8 @@ use gpusim::stats::trace::{TraceSink, TraceWriter};
 use gpusim::{errln, out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+mod cli_correlate;
 
 #[derive(Parser)]
 #[command(
@@ -220,6 +222,13 @@ enum Cmd {
     /// (`gemm.yaml`, docs/gemm.md): cycles, time at the config's clock, TFLOP/s, % of peak,
     /// waves, simulation speed, and published figures where the spec has them.
     Gemm(GemmArgs),
+    /// Write manifests and GEMM sizes for a real GPU: PTX, initial buffers, launches with
+    /// their parameters (addresses and tensor maps named), checks — the input of
+    /// tools/correlate/measure.py (docs/correlation.md).
+    Export(cli_correlate::ExportArgs),
+    /// Simulate the workloads of a measurement CSV (tools/correlate/measure.py) and compare
+    /// each launch's time: per-launch error, mean absolute error, Pearson correlation, a plot (docs/correlation.md).
+    Correlate(cli_correlate::CorrelateArgs),
     /// Draw a chart (PNG or SVG, by the output's extension) from `run --stats-json` output.
     Plot {
         chart: ChartArg,
@@ -240,6 +249,8 @@ fn main() -> ExitCode {
     let code = match cli.cmd {
         Cmd::Run(args) => cmd_run(&args),
         Cmd::Gemm(args) => cmd_gemm(&args),
+        Cmd::Export(args) => cli_correlate::cmd_export(&args),
+        Cmd::Correlate(args) => cli_correlate::cmd_correlate(&args),
         Cmd::Plot {
             chart,
             stats,

@@ -3,6 +3,7 @@
 use crate::config::{Config, ConfigError, Origin, Override};
 use crate::core::gpu::run_launch_traced;
 use crate::core::{Fault, LaunchSpec, Program};
+use crate::launch::params::{Param, ParamValue};
 use crate::launch::{CheckFailure, LoadedManifest, ManifestError};
 use crate::mem::GlobalMemory;
 use crate::stats::trace::TraceSink;
@@ -249,8 +250,9 @@ pub fn run_manifest_traced(
             })?;
         crate::core::limits::check_launch(&prog, &cfg, entry, &l.shape())
             .map_err(|e| merr(e.key, e.message))?;
-        let params = pack_params(&prog, entry, &l.args, &addrs, &m.buffers, &mut global)
+        let params = resolve_params(&prog, entry, &l.args, &addrs, &m.buffers)
             .map_err(|(p, e)| merr(&p, e))?;
+        let params = crate::launch::params::lay_out(&params, &mut global);
         prepared.push((entry, params));
     }
     let started = std::time::Instant::now();
@@ -370,17 +372,16 @@ fn machine(cfg: &Config, target: &str) -> crate::stats::Machine {
     }
 }
 
-/// Lay out the kernel parameters: a buffer name passes its address, a number a scalar of the
-/// parameter's PTX type (it must fit), a `{tensor_map: ...}` a tensor map. An error is (the
+/// What each kernel parameter receives: a buffer name passes its address, a number a scalar of
+/// the parameter's PTX type (it must fit), a `{tensor_map: ...}` a tensor map. An error is (the
 /// key under the launch, message).
-fn pack_params(
+pub fn resolve_params(
     prog: &Program,
     entry: gpusim_isa::FuncId,
     args: &[Value],
     addrs: &std::collections::BTreeMap<String, u64>,
     buffers: &std::collections::BTreeMap<String, crate::launch::BufferSpec>,
-    global: &mut GlobalMemory,
-) -> Result<Vec<u8>, (String, String)> {
+) -> Result<Vec<Param>, (String, String)> {
     let f = prog.module.function(entry);
     if args.len() != f.params.len() {
         return Err((
@@ -393,16 +394,13 @@ fn pack_params(
             ),
         ));
     }
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(args.len());
     for (i, (p, a)) in f.params.iter().zip(args).enumerate() {
         let at = |m: String| (format!("args[{i}]"), m);
         let pname = &prog.module.symbol(p.symbol).name;
-        let off = prog.module.symbol(p.symbol).offset as usize;
+        let offset = prog.module.symbol(p.symbol).offset as usize;
         let size = p.size() as usize;
-        if out.len() < off + size {
-            out.resize(off + size, 0);
-        }
-        let bits: u64 = match a {
+        let value = match a {
             Value::Mapping(m) if m.contains_key("tensor_map") => {
                 let path = format!("args[{i}].tensor_map");
                 if m.len() != 1 {
@@ -417,16 +415,21 @@ fn pack_params(
                     buffers,
                 )
                 .map_err(|e| tensor_map_error(&path, e))?;
-                let bytes = map.encode();
-                if size >= bytes.len() {
-                    // `const __grid_constant__ CUtensorMap`: the map itself is the parameter.
-                    out[off..off + bytes.len()].copy_from_slice(&bytes);
-                    continue;
-                }
-                if size != 8 {
+                // `const __grid_constant__ CUtensorMap`: the map itself is the parameter.
+                let by_pointer = size < map.encode().len();
+                if by_pointer && size != 8 {
                     return Err((path, format!("parameter `{pname}` must be a 128-byte .b8 array or a .u64 pointer to hold a tensor map ({size} bytes)")));
                 }
-                global.alloc(&format!("(tensor map of args[{i}])"), &bytes)
+                let buffer = addrs
+                    .iter()
+                    .find(|(_, &a)| a == map.global)
+                    .map(|(n, _)| n.clone())
+                    .unwrap_or_default();
+                ParamValue::TensorMap {
+                    buffer,
+                    map,
+                    by_pointer,
+                }
             }
             Value::String(name) if addrs.contains_key(name) => {
                 if p.count != 1 || !matches!(p.ty, Type::U64 | Type::S64 | Type::B64) {
@@ -435,7 +438,10 @@ fn pack_params(
                         param_type(p)
                     )));
                 }
-                addrs[name]
+                ParamValue::Pointer {
+                    buffer: name.clone(),
+                    addr: addrs[name],
+                }
             }
             v => {
                 let Some(n) = crate::launch::number(v) else {
@@ -452,12 +458,17 @@ fn pack_params(
                         param_type(p)
                     )));
                 }
-                crate::launch::scalar::param_bits(p.ty, n)
-                    .map_err(|e| at(format!("parameter `{pname}`: {e}")))?
+                ParamValue::Bits(
+                    crate::launch::scalar::param_bits(p.ty, n)
+                        .map_err(|e| at(format!("parameter `{pname}`: {e}")))?,
+                )
             }
         };
-        let n = size.min(8);
-        out[off..off + n].copy_from_slice(&bits.to_le_bytes()[..n]);
+        out.push(Param {
+            offset,
+            size,
+            value,
+        });
     }
     Ok(out)
 }

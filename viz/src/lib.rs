@@ -70,10 +70,48 @@ fn register_font() {
     });
 }
 
+/// One launch of a correlation chart: its label, measured and simulated time (µs).
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub label: String,
+    pub measured_us: f64,
+    pub simulated_us: f64,
+}
+
+/// What is drawn: a chart of a stats document, or a correlation of simulated against
+/// measured times.
+enum Figure<'a> {
+    Stats(Chart, &'a Value),
+    Correlation(&'a [Point], &'a str),
+}
+
 /// Draw `chart` from a stats JSON document into `out` (`.png` or `.svg`). The chart is drawn
 /// into a temporary file beside `out` and renamed over it when complete, so a failure (bad
 /// input, an unwritable place) leaves no blank or partial image behind.
 pub fn plot(chart: Chart, stats: &Value, out: &Path) -> Result<(), VizError> {
+    render(Figure::Stats(chart, stats), out)
+}
+
+/// Draw simulated against measured time per launch (log–log, the diagonal where they agree,
+/// and ±15 % lines, as Accel-Sim's correlation plots have them) into `out`, with `title`
+/// (e.g. the GPU, the config, the mean absolute error and the correlation).
+pub fn plot_correlation(points: &[Point], title: &str, out: &Path) -> Result<(), VizError> {
+    if points.is_empty() {
+        return Err(VizError::Input("no launches to plot".into()));
+    }
+    if let Some(p) = points
+        .iter()
+        .find(|p| !(p.measured_us > 0.0 && p.simulated_us > 0.0))
+    {
+        return Err(VizError::Input(format!(
+            "{}: times must be positive to plot on a log scale",
+            p.label
+        )));
+    }
+    render(Figure::Correlation(points, title), out)
+}
+
+fn render(figure: Figure, out: &Path) -> Result<(), VizError> {
     register_font();
     let size = (960, 540);
     let ext = match out.extension().and_then(|e| e.to_str()) {
@@ -90,7 +128,7 @@ pub fn plot(chart: Chart, stats: &Value, out: &Path) -> Result<(), VizError> {
     let drawn = match ext {
         "svg" => {
             let root = SVGBackend::new(&tmp, size).into_drawing_area();
-            draw(chart, stats, &root).and_then(|()| {
+            draw(&figure, &root).and_then(|()| {
                 root.present().map_err(|e| VizError::Output {
                     path: out.display().to_string(),
                     message: match e {
@@ -104,8 +142,7 @@ pub fn plot(chart: Chart, stats: &Value, out: &Path) -> Result<(), VizError> {
         }
         _ => {
             let root = BitMapBackend::new(&tmp, size).into_drawing_area();
-            draw(chart, stats, &root)
-                .and_then(|()| root.present().map_err(|e| present_error(out, e)))
+            draw(&figure, &root).and_then(|()| root.present().map_err(|e| present_error(out, e)))
         }
     };
     // The backends write on drop too: the temporary file goes whatever happened.
@@ -120,15 +157,74 @@ pub fn plot(chart: Chart, stats: &Value, out: &Path) -> Result<(), VizError> {
 }
 
 fn draw<DB: DrawingBackend>(
-    chart: Chart,
-    stats: &Value,
+    figure: &Figure,
     root: &DrawingArea<DB, Shift>,
 ) -> Result<(), VizError> {
     root.fill(&WHITE).map_err(draw_err)?;
-    match chart {
-        Chart::Stalls => stalls(stats, root),
-        Chart::Simd => simd(stats, root),
+    match *figure {
+        Figure::Stats(Chart::Stalls, stats) => stalls(stats, root),
+        Figure::Stats(Chart::Simd, stats) => simd(stats, root),
+        Figure::Correlation(points, title) => correlation(points, title, root),
     }
+}
+
+fn correlation<DB: DrawingBackend>(
+    points: &[Point],
+    title: &str,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<(), VizError> {
+    let all = points.iter().flat_map(|p| [p.measured_us, p.simulated_us]);
+    let (lo, hi) = all.fold((f64::MAX, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
+    // A decade's margin keeps points off the frame (and a single point drawable).
+    let range = (lo / 2.0)..(hi * 2.0);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(range.clone().log_scale(), range.clone().log_scale())
+        .map_err(draw_err)?;
+    chart
+        .configure_mesh()
+        .x_desc("measured time (µs)")
+        .y_desc("simulated time (µs)")
+        .draw()
+        .map_err(draw_err)?;
+    // y = f·x, kept inside the frame (a point outside it would be drawn at its edge).
+    let line = |f: f64| {
+        let (x0, x1) = (
+            range.start.max(range.start / f),
+            range.end.min(range.end / f),
+        );
+        vec![(x0, x0 * f), (x1, x1 * f)]
+    };
+    chart
+        .draw_series(LineSeries::new(line(1.0), BLACK.stroke_width(1)))
+        .map_err(draw_err)?
+        .label("simulated = measured")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    for f in [0.85, 1.15] {
+        chart
+            .draw_series(LineSeries::new(line(f), BLACK.mix(0.35).stroke_width(1)))
+            .map_err(draw_err)?;
+    }
+    chart
+        .draw_series(
+            points
+                .iter()
+                .map(|p| Circle::new((p.measured_us, p.simulated_us), 4, BLUE.mix(0.8).filled())),
+        )
+        .map_err(draw_err)?
+        .label("launch (grey lines: ±15 %)")
+        .legend(|(x, y)| Circle::new((x + 10, y), 4, BLUE.mix(0.8).filled()));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(draw_err)?;
+    Ok(())
 }
 
 /// One launch's row of the stall chart: kernel name and (state, warp-cycles) pairs.

@@ -8,6 +8,7 @@ use super::spec::{Arg, BLayout, Elem, GemmSpec, SizeArg};
 use super::GemmError;
 use crate::config::Config;
 use crate::core::{run_launch, LaunchSpec, Program};
+use crate::launch::params::{Param, ParamValue};
 use crate::mem::GlobalMemory;
 use crate::stats::KernelStats;
 use gpusim_isa::{parse_module, FuncId, FuncKind, Space};
@@ -167,7 +168,8 @@ pub fn run_size(
         global.alloc("b", &b),
         global.alloc("c", &c0),
     ];
-    let params = pack_params(spec, &prog, entry, size, addrs)?;
+    let params = launch_params(spec, &prog, entry, size, addrs)?;
+    let params = crate::launch::params::lay_out(&params, &mut global);
     let grid = spec.grid_for(size.m, size.n).map_err(GemmError::Input)?;
     let launch = LaunchSpec {
         entry,
@@ -222,7 +224,7 @@ pub fn check_launches(spec: &GemmSpec, cfg: &Config, sizes: &[Size]) -> Result<(
         super::sizes::check_size(spec, size).map_err(GemmError::Input)?;
         let grid = spec.grid_for(size.m, size.n).map_err(GemmError::Input)?;
         limits(spec, cfg, &prog, entry, size, grid)?;
-        pack_params(spec, &prog, entry, size, [0; 3])?;
+        launch_params(spec, &prog, entry, size, [0; 3])?;
     }
     Ok(())
 }
@@ -252,7 +254,7 @@ fn limits(
     })
 }
 
-fn find_entry(spec: &GemmSpec, prog: &Program) -> Result<FuncId, GemmError> {
+pub fn find_entry(spec: &GemmSpec, prog: &Program) -> Result<FuncId, GemmError> {
     prog.module
         .find_function(&spec.entry)
         .filter(|f| prog.module.function(*f).kind == FuncKind::Entry)
@@ -270,15 +272,15 @@ fn find_entry(spec: &GemmSpec, prog: &Program) -> Result<FuncId, GemmError> {
         })
 }
 
-/// Lay out the parameters: buffers pass their address, sizes and numbers a scalar of the
-/// parameter's PTX type.
-fn pack_params(
+/// What each parameter receives: buffers pass their address (named `a`, `b`, `c`), sizes and
+/// numbers a scalar of the parameter's PTX type, tensor maps their map.
+pub fn launch_params(
     spec: &GemmSpec,
     prog: &Program,
     entry: FuncId,
     size: Size,
     addrs: [u64; 3],
-) -> Result<Vec<u8>, GemmError> {
+) -> Result<Vec<Param>, GemmError> {
     let f = prog.module.function(entry);
     if spec.args.len() != f.params.len() {
         return Err(GemmError::Spec(spec.error(
@@ -291,23 +293,22 @@ fn pack_params(
             ),
         )));
     }
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(spec.args.len());
     for (i, (p, a)) in f.params.iter().zip(&spec.args).enumerate() {
-        let off = prog.module.symbol(p.symbol).offset as usize;
+        let offset = prog.module.symbol(p.symbol).offset as usize;
         let width = p.size() as usize;
-        if out.len() < off + width {
-            out.resize(off + width, 0);
-        }
-        let number = |x: f64, exact: Option<i128>| -> Result<u64, GemmError> {
-            crate::launch::scalar::param_bits(p.ty, (x, exact)).map_err(|e| {
-                let pname = &prog.module.symbol(p.symbol).name;
-                GemmError::Spec(spec.error(
-                    &format!("args[{i}]"),
-                    format!("size {size}: parameter `{pname}`: {e}"),
-                ))
-            })
+        let number = |x: f64, exact: Option<i128>| -> Result<ParamValue, GemmError> {
+            crate::launch::scalar::param_bits(p.ty, (x, exact))
+                .map(ParamValue::Bits)
+                .map_err(|e| {
+                    let pname = &prog.module.symbol(p.symbol).name;
+                    GemmError::Spec(spec.error(
+                        &format!("args[{i}]"),
+                        format!("size {size}: parameter `{pname}`: {e}"),
+                    ))
+                })
         };
-        let bits = match *a {
+        let value = match *a {
             Arg::A | Arg::B | Arg::C => {
                 if width != 8 {
                     return Err(GemmError::Spec(spec.error(
@@ -315,11 +316,11 @@ fn pack_params(
                         format!("a buffer address needs a 64-bit parameter, `{}` parameter {i} has {width} bytes", f.name),
                     )));
                 }
-                addrs[match a {
-                    Arg::A => 0,
-                    Arg::B => 1,
-                    _ => 2,
-                }]
+                let m = matrix_index(*a);
+                ParamValue::Pointer {
+                    buffer: MATRIX_NAMES[m].to_string(),
+                    addr: addrs[m],
+                }
             }
             Arg::Size(s) => {
                 let v = match s {
@@ -338,24 +339,40 @@ fn pack_params(
                 let map = matrix_map(spec, size, addrs, matrix, boxd, swizzle).map_err(|e| {
                     GemmError::Spec(spec.error(&format!("args[{i}].tensor_map"), e))
                 })?;
-                let bytes = map.encode();
-                if width < bytes.len() {
+                if width < map.encode().len() {
                     return Err(GemmError::Spec(spec.error(
                         &format!("args[{i}]"),
                         format!("a tensor map needs a 128-byte .param, `{}` parameter {i} has {width} bytes", f.name),
                     )));
                 }
-                out[off..off + bytes.len()].copy_from_slice(&bytes);
-                continue;
+                ParamValue::TensorMap {
+                    buffer: MATRIX_NAMES[matrix as usize].to_string(),
+                    map,
+                    by_pointer: false,
+                }
             }
             Arg::Alpha => number(spec.alpha, None)?,
             Arg::Beta => number(spec.beta, None)?,
             Arg::Number(x, exact) => number(x, exact)?,
         };
-        let w = width.min(8);
-        out[off..off + w].copy_from_slice(&bits.to_le_bytes()[..w]);
+        out.push(Param {
+            offset,
+            size: width,
+            value,
+        });
     }
     Ok(out)
+}
+
+/// The names the matrices' buffers have in an export (`gpusim export`) and in messages.
+pub const MATRIX_NAMES: [&str; 3] = ["a", "b", "c"];
+
+fn matrix_index(a: Arg) -> usize {
+    match a {
+        Arg::A => 0,
+        Arg::B => 1,
+        _ => 2,
+    }
 }
 
 /// The tensor map of matrix `matrix` (0 A, 1 B, 2 C): its rows and columns as the spec

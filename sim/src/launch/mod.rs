@@ -7,6 +7,7 @@ mod check;
 mod init;
 pub use init::number;
 pub mod npy;
+pub mod params;
 pub mod scalar;
 pub mod tensor_map;
 
