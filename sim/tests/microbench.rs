@@ -647,3 +647,33 @@ fn a_write_back_l1_is_flushed_to_l2_within_the_launch() {
         "the write-back's trip is part of the launch: {near} vs {far} cycles"
     );
 }
+
+/// L2 set indexing (`l2_stride.yaml`, memsys.py): 8192 lines 16 KiB apart, read twice by two
+/// launches. On hopper-h100 the hashed set index keeps them all (the second launch hits every
+/// sector it reads); a linear index crowds a slice's lines into 2 of its 256 sets, so they do
+/// not fit and the second launch misses — the failure mode behind the model's collapse at
+/// GEMM 8192³ (docs/memory.md).
+#[test]
+fn hashed_l2_set_index_keeps_power_of_two_strides() {
+    let m = root().join("traces/microbench/l2_stride.yaml");
+    let h100 = root().join("configs/hopper-h100.yaml");
+    let second_launch = |index: &str| {
+        let set = [("l2.set_index".to_string(), index.to_string())];
+        let out = run_manifest(&m, Some(&h100), &set).unwrap();
+        assert!(out.failures.is_empty(), "{:?}", out.failures);
+        let c = out.stats.kernels[1].counters.memory.counters;
+        (c.l2_hits, c.l2_misses)
+    };
+    // 8192 loaded sectors and the 1024 sectors of `out`, which the first launch wrote.
+    let (hits, misses) = second_launch("hashed");
+    assert_eq!(
+        (hits, misses),
+        (9216, 0),
+        "every line of the first launch is still there"
+    );
+    let (hits, misses) = second_launch("linear");
+    assert!(
+        misses >= 8192,
+        "linear: 3200 of the 8192 lines fit at best, and LRU keeps none of a cyclic sweep: {hits} hits, {misses} misses"
+    );
+}

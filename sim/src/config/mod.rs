@@ -454,6 +454,10 @@ pub struct L2Config {
     pub line_bytes: u32,
     pub sector_bytes: u32,
     pub replacement: String,
+    /// How a line picks its set in its slice: `linear` (line mod sets) or `hashed`
+    /// (`mem::cache::SetIndex`); default `linear`.
+    #[serde(default = "default_set_index")]
+    pub set_index: String,
     /// Aggregate bytes the L2 serves per core cycle (`mem::cache::Server`).
     pub bytes_per_cycle: u32,
     /// The L2 is split into this many slices of `size_kib / slices` each, a line's slice
@@ -557,6 +561,10 @@ pub struct InterconnectConfig {
 /// Narasiman et al. (MICRO 2011) evaluate fetch groups of 8 warps.
 fn default_two_level_active() -> u32 {
     8
+}
+
+fn default_set_index() -> String {
+    "linear".into()
 }
 
 fn default_refresh() -> String {
@@ -768,6 +776,17 @@ impl Config {
         for (k, g) in [(L1_KEYS, self.l1_geometry()), (L2_KEYS, self.l2_geometry())] {
             validate_cache(&k, &g, sm.count)?;
         }
+        let names = crate::mem::cache::SET_INDEXES;
+        if !names.contains(&self.l2.set_index.as_str()) {
+            return Err((
+                "l2.set_index",
+                format!(
+                    "must be one of {}, got `{}`",
+                    names.join(", "),
+                    self.l2.set_index
+                ),
+            ));
+        }
         if sm.shared_banks == 0 || sm.shared_banks as usize > crate::mem::coalesce::MAX_BANKS {
             return Err((
                 "sm.shared_banks",
@@ -873,6 +892,7 @@ impl Config {
             line_bytes: l.line_bytes,
             sector_bytes: l.sector_bytes,
             replacement: l.replacement.clone(),
+            set_index: crate::mem::cache::SetIndex::Linear,
         }
     }
 
@@ -884,6 +904,9 @@ impl Config {
             line_bytes: l.line_bytes,
             sector_bytes: l.sector_bytes,
             replacement: l.replacement.clone(),
+            // Validated with the config (`validate`); an unknown name is linear here.
+            set_index: crate::mem::cache::SetIndex::named(&l.set_index, l.slices)
+                .unwrap_or(crate::mem::cache::SetIndex::Linear),
         }
     }
 
@@ -1244,6 +1267,24 @@ mod tests {
         assert!(
             e.to_string().contains("lrr") && e.to_string().contains("gto"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn l2_set_index_is_a_named_choice() {
+        let e = Config::from_yaml("t", TINY_YAML, &[("l2.set_index".into(), "ipoly".into())])
+            .unwrap_err();
+        assert_eq!(e.path, "l2.set_index", "{e}");
+        assert!(e.to_string().contains("linear, hashed"), "{e}");
+        let c =
+            Config::from_yaml("t", TINY_YAML, &[("l2.set_index".into(), "hashed".into())]).unwrap();
+        assert_eq!(
+            c.l2_slice_geometry().set_index,
+            crate::mem::cache::SetIndex::Hashed { share: c.l2.slices }
+        );
+        assert_eq!(
+            Config::tiny().l2_geometry().set_index,
+            crate::mem::cache::SetIndex::Linear
         );
     }
 

@@ -90,6 +90,46 @@ pub fn replacement(name: &str, lines: usize) -> Option<Box<dyn Replacement>> {
 /// Names `replacement` accepts.
 pub const REPLACEMENTS: &[&str] = &["lru", "fifo"];
 
+/// How a line's address picks its set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetIndex {
+    /// Line number mod sets (the textbook cache; GPGPU-Sim's `L`).
+    Linear,
+    /// For one of `share` slices that split the lines between them: the line number ÷ `share`
+    /// (dense within the slice) hashed over the sets by `interconnect::spread` (the low field
+    /// rotated by the XOR-fold of the high bits). Strides of a power of two lines, which a
+    /// linear index sends to a handful of sets (a 16 KiB row stride at 128-byte lines: 2 of
+    /// 256), spread over all sets, as the hashed set index of NVIDIA's L2 does (GPGPU-Sim's
+    /// `P`, the IPOLY hash of Rau, ISCA 1991, in Accel-Sim's Volta-to-Hopper L2 configs).
+    Hashed { share: u32 },
+}
+
+/// Names `set_index` accepts.
+pub const SET_INDEXES: &[&str] = &["linear", "hashed"];
+
+impl SetIndex {
+    /// The policy named `name` for a cache split in `share` slices (None: unknown name).
+    pub fn named(name: &str, share: u32) -> Option<SetIndex> {
+        match name {
+            "linear" => Some(SetIndex::Linear),
+            "hashed" => Some(SetIndex::Hashed {
+                share: share.max(1),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The set of line number `line` among `sets`.
+    fn set(self, line: u64, sets: u64) -> u64 {
+        match self {
+            SetIndex::Linear => line % sets,
+            SetIndex::Hashed { share } => {
+                crate::mem::interconnect::spread(line / share as u64, sets as u32) as u64
+            }
+        }
+    }
+}
+
 /// The geometry and policy of one cache.
 #[derive(Clone, Debug)]
 pub struct CacheGeometry {
@@ -98,6 +138,7 @@ pub struct CacheGeometry {
     pub line_bytes: u32,
     pub sector_bytes: u32,
     pub replacement: String,
+    pub set_index: SetIndex,
 }
 
 impl CacheGeometry {
@@ -147,6 +188,7 @@ pub enum Slot {
 /// A set-associative cache of `Line`s and their data.
 pub struct Cache {
     sets: u64,
+    set_index: SetIndex,
     ways: usize,
     line_bytes: u64,
     sector_bytes: u64,
@@ -170,6 +212,7 @@ impl Cache {
         let n = sets as usize * ways;
         Some(Cache {
             sets,
+            set_index: g.set_index,
             ways,
             line_bytes: g.line_bytes as u64,
             sector_bytes: g.sector_bytes as u64,
@@ -230,7 +273,7 @@ impl Cache {
     }
 
     fn first_of(&self, line_addr: u64) -> usize {
-        ((line_addr / self.line_bytes) % self.sets) as usize * self.ways
+        self.set_index.set(line_addr / self.line_bytes, self.sets) as usize * self.ways
     }
 
     /// A way for line `line_addr` at cycle `now`: an unused way, else the victim among the
@@ -365,6 +408,40 @@ pub fn copy_masked(dst: &mut [u8], src: &[u8], mask: Mask) {
 mod tests {
     use super::*;
 
+    fn sets_touched(index: SetIndex, lines: impl Iterator<Item = u64>, sets: u64) -> usize {
+        let seen: std::collections::BTreeSet<u64> = lines.map(|l| index.set(l, sets)).collect();
+        seen.len()
+    }
+
+    /// The 8192³ GEMM's failure mode: the rows of a K-major bf16 tile, 16 KiB apart (128 lines
+    /// of 128 bytes), of one slice of 80. Linear indexing puts them in 2 of 256 sets; the hash
+    /// spreads them over nearly all.
+    #[test]
+    fn hashed_set_index_spreads_power_of_two_strides() {
+        let rows = (0..4096u64).map(|j| 1_000_003 + 128 * j);
+        assert_eq!(sets_touched(SetIndex::Linear, rows.clone(), 256), 2);
+        let hashed = SetIndex::named("hashed", 80).unwrap();
+        assert!(sets_touched(hashed, rows, 256) >= 250);
+    }
+
+    /// A slice's lines, one in every `share`, fill its sets evenly: each aligned run of
+    /// `sets` of them takes every set once.
+    #[test]
+    fn hashed_set_index_is_even_on_a_slices_sequential_lines() {
+        let (share, sets) = (80u64, 256u64);
+        let hashed = SetIndex::named("hashed", share as u32).unwrap();
+        for run in 0..8u64 {
+            let lines = (0..sets).map(|i| (run * sets + i) * share + 17);
+            assert_eq!(
+                sets_touched(hashed, lines, sets),
+                sets as usize,
+                "run {run}"
+            );
+        }
+        assert_eq!(SetIndex::named("linear", 80), Some(SetIndex::Linear));
+        assert_eq!(SetIndex::named("ipoly", 80), None);
+    }
+
     /// `sectors_of` as a walk over every sector of the line (its definition).
     fn sectors_by_walk(c: &Cache, m: Mask) -> Mask {
         let sb = c.sector_bytes as u32;
@@ -397,6 +474,7 @@ mod tests {
                 line_bytes: line,
                 sector_bytes: sector,
                 replacement: "lru".into(),
+                set_index: SetIndex::Linear,
             })
             .unwrap();
             for k in 0..2000 {
@@ -423,6 +501,7 @@ mod tests {
             line_bytes: 128,
             sector_bytes: 32,
             replacement: repl.into(),
+            set_index: SetIndex::Linear,
         })
         .unwrap()
     }
