@@ -361,3 +361,44 @@ fn measure_script_unit_tests_pass() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("OK"), "{text}");
 }
+
+/// The two ends of the plan format agree: the script's validator (`measure.load_plan`)
+/// accepts what `gpusim export` writes for manifests of every kind of argument (pointers,
+/// scalars, tensor maps) and for GEMM sizes.
+#[test]
+fn exported_plans_pass_the_scripts_validation() {
+    let dir = scratch("validate");
+    let r = gpusim(&[
+        "export",
+        "--out",
+        dir.to_str().unwrap(),
+        VECADD,
+        CLUSTER,
+        "traces/kernels/histogram/histogram.yaml",
+        "--gemm",
+        GEMM,
+        "--sizes",
+        "512x512x512",
+    ]);
+    assert_eq!(r.code, 0);
+    let script = format!(
+        "import sys; sys.path.insert(0, 'tools/correlate'); import measure; from pathlib import Path; \
+         print(len(measure.load_plan(Path({:?}))['workloads']))",
+        dir.to_str().unwrap()
+    );
+    let Ok(out) = Command::new("python3")
+        .args(["-c", &script])
+        .current_dir(root())
+        .output()
+    else {
+        eprintln!("python3 is not installed: the plan's validation by the script not run");
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.trim(), "4");
+}
