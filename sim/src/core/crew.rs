@@ -178,8 +178,8 @@ impl Crew {
         }
     }
 
-    /// Step the SMs `awake` (index, `last`) of `sms` in `cycle`; their steps in `awake`'s
-    /// order.
+    /// Step the SMs `awake` (index, `last`) of `sms` in `cycle`; their steps into `out`
+    /// (emptied first, reused from cycle to cycle), in `awake`'s order.
     pub fn step(
         &mut self,
         sms: &mut [Sm],
@@ -187,17 +187,28 @@ impl Crew {
         cycle: u64,
         epoch_start: u64,
         sh: &Shared,
-    ) -> Vec<Stepped> {
+        out: &mut Vec<Stepped>,
+    ) {
+        out.clear();
         let parts = (self.jobs.len() + 1).min(awake.len());
         let worth = self.per_sm * awake.len() as u32 >= self.min_phase;
         if parts < 2 || !worth {
-            let t = Instant::now();
-            let out: Vec<Stepped> = awake
-                .iter()
-                .map(|&(i, last)| step_one(&mut sms[i], last, cycle, sh, epoch_start))
-                .collect();
-            self.measure(t.elapsed(), awake.len());
-            return out;
+            let step_all = |out: &mut Vec<Stepped>, sms: &mut [Sm]| {
+                out.extend(
+                    awake
+                        .iter()
+                        .map(|&(i, last)| step_one(&mut sms[i], last, cycle, sh, epoch_start)),
+                )
+            };
+            if self.jobs.is_empty() {
+                // One thread: nothing to decide, so no clock to read.
+                step_all(out, sms);
+            } else {
+                let t = Instant::now();
+                step_all(out, sms);
+                self.measure(t.elapsed(), awake.len());
+            }
+            return;
         }
         // Contiguous shares of near-equal length; the last is this thread's.
         let share = awake.len().div_ceil(parts);
@@ -230,10 +241,11 @@ impl Crew {
             let (w, r) = recv(&self.done).expect("helpers report every job");
             got[w] = Some(r.unwrap_or_else(|p| std::panic::resume_unwind(p)));
         }
-        got.into_iter()
-            .flat_map(|r| r.expect("every share reported"))
-            .chain(own)
-            .collect()
+        out.extend(
+            got.into_iter()
+                .flat_map(|r| r.expect("every share reported"))
+                .chain(own),
+        );
     }
 
     fn measure(&mut self, took: Duration, sms: usize) {

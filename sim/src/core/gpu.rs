@@ -252,6 +252,7 @@ pub fn run_launch_observed(
     let mut arrivals: Vec<crate::mem::system::MemCompletion> = Vec::new();
     // The SMs awake in a cycle, with their `last`.
     let mut awake: Vec<(usize, Option<u64>)> = Vec::with_capacity(sms.len());
+    let mut steps: Vec<super::crew::Stepped> = Vec::with_capacity(sms.len());
     // Made after the first dispatch, which fills every slot the launch can use: one wave.
     let mut sampler: Option<super::sample::Sampler> = None;
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
@@ -391,8 +392,8 @@ pub fn run_launch_observed(
                     last[i] = Some(cycle);
                 }
                 // On this thread or several (`core::crew`): the steps come back in `awake`'s order.
-                let steps = crew.step(&mut sms, &awake, cycle, epoch_start, &sh);
-                for (&(i, _), s) in awake.iter().zip(steps) {
+                crew.step(&mut sms, &awake, cycle, epoch_start, &sh, &mut steps);
+                for (&(i, _), s) in awake.iter().zip(steps.drain(..)) {
                     progress += s.progress;
                     if s.touched {
                         touched.push(i);

@@ -167,6 +167,9 @@ impl<'a> ExecEnv<'a> {
     ) -> Result<(), Fault> {
         let size = ty.size();
         let bytes = size * d.len as u32;
+        if self.exec_ld_uniform(w, inst, exec, (space, ty, prog), d, addr, first_space, t)? {
+            return Ok(());
+        }
         self.resolve_lanes(w, inst, exec, (space, addr, bytes), "load", first_space)?;
         let wrote = self.run_programs(w, inst, prog, *first_space, t, |_, _| {})?;
         // Operations on device memory in flight: the registers are written at completion.
@@ -225,6 +228,75 @@ impl<'a> ExecEnv<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A load every lane makes from one address of memory the lanes share — a kernel
+    /// parameter or a constant named by a symbol (`ld.param.u64 %rd1, [p]`, most kernels'
+    /// first instructions) — resolved, checked, timed and read once and written to every
+    /// executing lane: the same registers, faults, program and coalescer summary (one sector)
+    /// as lane by lane, without 32 copies of the work. False when the load is not of that kind
+    /// (nothing done then).
+    #[allow(clippy::too_many_arguments)]
+    fn exec_ld_uniform(
+        &mut self,
+        w: &mut Warp,
+        inst: &Inst,
+        exec: Mask,
+        (space, ty, prog): (Space, Type, Prog),
+        d: &RegVec,
+        addr: &Address,
+        first_space: &mut Option<Space>,
+        t: &mut Timing,
+    ) -> Result<bool, Fault> {
+        let shared_space = matches!(space, Space::Param | Space::Const);
+        if !shared_space || matches!(addr.base, AddrBase::Reg(_)) || exec == 0 {
+            return Ok(false);
+        }
+        let size = ty.size();
+        let bytes = size * d.len as u32;
+        let l0 = exec.trailing_zeros() as usize;
+        let (sp, base) = self.vector_base(w, inst, l0, space, addr, bytes, "load")?;
+        // A `.param` symbol of a device function is per-thread (local) memory.
+        if !matches!(sp, Space::Param | Space::Const) {
+            return Ok(false);
+        }
+        let at = Access {
+            lane: l0,
+            space: sp,
+            addr: base,
+            size: bytes,
+        };
+        self.check(w, inst, at, "load")?;
+        self.record(w, first_space, l0, sp, base, bytes);
+        w.mem_lanes.push((l0 as u32, sp, base, bytes));
+        if !self.run_programs(w, inst, prog, *first_space, t, |_, _| {})? {
+            return Ok(true);
+        }
+        let defer = self.mem.issuing.collecting && !self.mem.issuing.ops.is_empty();
+        let f = self.prog.module.function(w.func());
+        for (i, r) in d.as_slice().iter().enumerate() {
+            let at = Access {
+                lane: l0,
+                space: sp,
+                addr: base + (i as u64) * size as u64,
+                size,
+            };
+            let v = self.load(w, inst, at)?;
+            let rty = f.regs[r.0 as usize].ty;
+            let v = if ty.is_signed() && rty.bits() > ty.bits() {
+                sign_extend(v, ty.bits()) & rty.mask()
+            } else {
+                v
+            };
+            for l in lanes(exec) {
+                if defer {
+                    self.defer_write(w, r.0, l, RegSrc::Value(v));
+                } else {
+                    w.write(r.0, l, v);
+                }
+            }
+        }
+        Ok(true)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -734,6 +806,8 @@ impl<'a> ExecEnv<'a> {
 
     /// The space and first address of a (vector) access of `bytes` bytes, which must be
     /// aligned to its whole size (PTX ISA: vector accesses are aligned to the vector size).
+    // Inlined into its callers: it runs for every lane of every load and store.
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn vector_base(
         &self,
