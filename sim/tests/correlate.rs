@@ -189,6 +189,14 @@ fn simulated_cycles(manifest: &str, dir: &Path) -> u64 {
     s["kernels"][0]["cycles"].as_u64().unwrap()
 }
 
+/// The line of `text` that mentions `what`.
+fn line_with(text: &str, what: &str) -> String {
+    let found = text.lines().find(|l| l.contains(what));
+    found
+        .unwrap_or_else(|| panic!("no line with {what}:\n{text}"))
+        .to_string()
+}
+
 const HEADER: &str = "workload,launch,entry,grid,block,cluster,median_us,min_us,max_us,repeats,check,mismatches,sm_clock_mhz,mem_clock_mhz,power_w_mean,power_w_max,power_limit_w,gpu,driver,cuda_driver,timestamp";
 
 #[test]
@@ -228,13 +236,7 @@ fn correlate_compares_each_launch_and_summarises() {
         "{}",
         r.stdout
     );
-    let line = |w: &str| {
-        r.stdout
-            .lines()
-            .find(|l| l.contains(w))
-            .unwrap()
-            .to_string()
-    };
+    let line = |w: &str| line_with(&r.stdout, w);
     assert!(line(VECADD).contains("-20.0%"), "{}", line(VECADD));
     assert!(
         line("mandelbrot.yaml").contains("+10.0%"),
@@ -271,13 +273,7 @@ fn correlate_compares_each_launch_and_summarises() {
     // At the measured clock (700 MHz) the model's times double.
     let r = gpusim(&["correlate", m.to_str().unwrap(), "--at-measured-clock"]);
     assert_eq!(r.code, 0);
-    let line = |w: &str| {
-        r.stdout
-            .lines()
-            .find(|l| l.contains(w))
-            .unwrap()
-            .to_string()
-    };
+    let line = |w: &str| line_with(&r.stdout, w);
     assert!(line(VECADD).contains("+60.0%"), "{}", line(VECADD));
     assert!(
         line("mandelbrot.yaml").contains("+120.0%"),

@@ -186,10 +186,9 @@ impl<'a> ExecEnv<'a> {
                     addr: base + (i as u64) * size as u64,
                     size,
                 };
-                let sext_to = |rty: Type| ty.is_signed() && rty.bits() > ty.bits();
                 if is_global(sp) && defer {
                     let rty = f.regs[r.0 as usize].ty;
-                    let sext = sext_to(rty);
+                    let sext = sign_extends(ty, rty);
                     let line = at.addr - at.addr % lb;
                     let Ok(op) = w.mem_txns.binary_search_by_key(&line, |x| x.line) else {
                         continue;
@@ -214,12 +213,7 @@ impl<'a> ExecEnv<'a> {
                 } else {
                     continue;
                 };
-                let rty = f.regs[r.0 as usize].ty;
-                let v = if sext_to(rty) {
-                    sign_extend(v, ty.bits()) & rty.mask()
-                } else {
-                    v
-                };
+                let v = widen(v, ty, f.regs[r.0 as usize].ty);
                 if defer {
                     self.defer_write(w, r.0, l, RegSrc::Value(v));
                 } else {
@@ -281,13 +275,7 @@ impl<'a> ExecEnv<'a> {
                 addr: base + (i as u64) * size as u64,
                 size,
             };
-            let v = self.load(w, inst, at)?;
-            let rty = f.regs[r.0 as usize].ty;
-            let v = if ty.is_signed() && rty.bits() > ty.bits() {
-                sign_extend(v, ty.bits()) & rty.mask()
-            } else {
-                v
-            };
+            let v = widen(self.load(w, inst, at)?, ty, f.regs[r.0 as usize].ty);
             for l in lanes(exec) {
                 if defer {
                     self.defer_write(w, r.0, l, RegSrc::Value(v));
@@ -866,6 +854,20 @@ impl<'a> ExecEnv<'a> {
             }
             None => Err(self.fault(w, inst, lane, FaultKind::OutOfBounds, format!("local memory exhausted (frame at {addr:#x}; sm.local_bytes_per_thread is {}): recursion too deep?", self.local_limit))),
         }
+    }
+}
+
+/// A signed load into a wider register is sign-extended (PTX ISA, `ld`).
+fn sign_extends(ty: Type, rty: Type) -> bool {
+    ty.is_signed() && rty.bits() > ty.bits()
+}
+
+/// Loaded value `v` of type `ty` as register type `rty` holds it.
+fn widen(v: u64, ty: Type, rty: Type) -> u64 {
+    if sign_extends(ty, rty) {
+        sign_extend(v, ty.bits()) & rty.mask()
+    } else {
+        v
     }
 }
 
