@@ -140,6 +140,9 @@ pub fn cmd_correlate(args: &CorrelateArgs) -> i32 {
                 check_file(p).map_err(|e| format!("{flag}: {e}"))?;
             }
         }
+        if let Some(p) = &args.plot {
+            gpusim_viz::image_format(p).map_err(|e| format!("--plot: {e}"))?;
+        }
         Ok((rows, failed, parse_sets(&args.set)?))
     })();
     let (rows, failed_on_gpu, set) = match prepared {

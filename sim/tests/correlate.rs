@@ -2,19 +2,16 @@
 //! tools/correlate/measure.py runs, `gpusim correlate` compares a measurement CSV with the
 //! simulation, and the script's GPU-free parts pass their unit tests.
 
+mod common;
+
+use common::{root, temp_dir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .expect("repository root")
-}
-
+/// A fresh scratch directory for test `tag` (emptied: `export` must not see old files).
 fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpusim-correlate-{}-{tag}", std::process::id()));
+    let d = temp_dir(&format!("correlate-{tag}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("create scratch dir");
     d
@@ -317,6 +314,16 @@ fn correlate_reports_bad_measurements_and_unknown_workloads() {
         ),
     )
     .unwrap();
+    // An output the chart cannot take is refused before anything is simulated.
+    let r = gpusim(&["correlate", m.to_str().unwrap(), "--plot", "chart.gif"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("--plot: chart.gif: the output must end in .png or .svg"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "nothing simulated: {}", r.stdout);
     let r = gpusim(&["correlate", m.to_str().unwrap()]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("traces/none.yaml: "), "{}", r.stderr);

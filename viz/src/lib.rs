@@ -111,18 +111,23 @@ pub fn plot_correlation(points: &[Point], title: &str, out: &Path) -> Result<(),
     render(Figure::Correlation(points, title), out)
 }
 
+/// The image format `out` asks for (`svg` or `png`), or the error naming the choices — for a
+/// command to check before it does the work the chart shows.
+pub fn image_format(out: &Path) -> Result<&'static str, VizError> {
+    match out.extension().and_then(|e| e.to_str()) {
+        Some("svg") => Ok("svg"),
+        Some("png") => Ok("png"),
+        _ => Err(VizError::Input(format!(
+            "{}: the output must end in .png or .svg",
+            out.display()
+        ))),
+    }
+}
+
 fn render(figure: Figure, out: &Path) -> Result<(), VizError> {
     register_font();
     let size = (960, 540);
-    let ext = match out.extension().and_then(|e| e.to_str()) {
-        Some(e @ ("svg" | "png")) => e,
-        _ => {
-            return Err(VizError::Input(format!(
-                "{}: the output must end in .png or .svg",
-                out.display()
-            )))
-        }
-    };
+    let ext = image_format(out)?;
     let name = out.file_name().and_then(|n| n.to_str()).unwrap_or("chart");
     let tmp = out.with_file_name(format!(".{name}.{}.tmp.{ext}", std::process::id()));
     let drawn = match ext {
