@@ -1316,9 +1316,13 @@ pub enum Op {
     },
     /// `mbarrier.arrive{.expect_tx}{.noComplete}` and `mbarrier.arrive_drop{...}`
     /// (§9.7.13.15.13–14): `state` None is the sink `_`; `cluster` marks `.shared::cluster`.
+    /// `fence` is the fence its semantics put before it: `.release.cluster` is a GPU-scope
+    /// fence (ptxas lowers it to MEMBAR.ALL.GPU before SYNCS.ARRIVE on sm_90); the default
+    /// `.release.cta` and `.relaxed` need none.
     MbarArrive {
         space: Space,
         cluster: bool,
+        fence: Option<FenceLevel>,
         addr: Address,
         state: Option<RegId>,
         count: Option<Operand>,

@@ -148,6 +148,16 @@ pub fn lex(file: &str, src: &str) -> Result<Vec<(Tok, Span)>, PtxError> {
             end: end as u32,
         }
     };
+    // ptxas rejects any byte outside ASCII, in comments too ("Unexpected non-ASCII
+    // character"): a file gpusim accepted must also assemble.
+    if let Some((at, ch)) = src.char_indices().find(|(_, c)| !c.is_ascii()) {
+        return Err(PtxError::new(
+            file,
+            src,
+            span_of(at, at + ch.len_utf8()),
+            format!("non-ASCII character `{ch}`: PTX is ASCII throughout, comments included (ptxas rejects it)"),
+        ));
+    }
     let mut out = Vec::new();
     let mut lexer = Tok::lexer(src);
     while let Some(tok) = lexer.next() {
@@ -178,6 +188,13 @@ mod tests {
             .into_iter()
             .map(|(t, _)| t)
             .collect()
+    }
+
+    #[test]
+    fn non_ascii_is_rejected_with_its_position() {
+        let e = lex("t.ptx", "// ok\n// paper \u{a7}5.2\nret;").unwrap_err();
+        assert_eq!((e.line, e.col), (2, 10), "{e}");
+        assert!(e.message.contains("non-ASCII"), "{e}");
     }
 
     #[test]

@@ -247,10 +247,20 @@ proptest! {
 }
 
 /// bfe exactly as the PTX ISA pseudocode of `bfe`, bit by bit.
+/// The bits of bfe/bfi's pos and len that count: 7..0 in the PTX ISA, which an H100 follows
+/// for 32-bit fields; its 64-bit forms read all 32 bits (docs/correlation/h100-sxm-2026-11-27).
+fn field_bits(ty: Type) -> u64 {
+    if ty.bits() == 64 {
+        0xFFFF_FFFF
+    } else {
+        0xFF
+    }
+}
+
 fn ref_bfe(ty: Type, a: u64, b: u64, c: u64) -> u64 {
     let msb = u64::from(ty.bits() - 1);
-    let pos = b & 0xFF;
-    let len = c & 0xFF;
+    let pos = b & field_bits(ty);
+    let len = c & field_bits(ty);
     let bit = |i: u64| (a >> i) & 1;
     let sbit = if !ty.is_signed() || len == 0 {
         0
@@ -272,8 +282,8 @@ fn ref_bfe(ty: Type, a: u64, b: u64, c: u64) -> u64 {
 /// bfi exactly as the PTX ISA pseudocode of `bfi`.
 fn ref_bfi(ty: Type, a: u64, b: u64, c: u64, d: u64) -> u64 {
     let msb = u64::from(ty.bits() - 1);
-    let pos = c & 0xFF;
-    let len = d & 0xFF;
+    let pos = c & field_bits(ty);
+    let len = d & field_bits(ty);
     let mut f = b & mask(ty.bits());
     let mut i = 0;
     while i < len && pos + i <= msb {

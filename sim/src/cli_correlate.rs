@@ -84,11 +84,8 @@ pub fn cmd_export(args: &ExportArgs) -> i32 {
     let mut export = Export::new(&args.out);
     for m in &args.manifests {
         match export.manifest(m) {
-            Ok(true) => {}
-            Ok(false) => errln!(
-                "note: {} expects a fault; a GPU would not run it to completion: not exported",
-                m.display()
-            ),
+            Ok(None) => {}
+            Ok(Some(why)) => errln!("note: {} {why}: not exported", m.display()),
             Err(e) => {
                 errln!("error: {e}");
                 return 2;

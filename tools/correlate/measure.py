@@ -259,6 +259,8 @@ def _validate_check(check, where: str, plan_dir: Path, buffers: dict) -> None:
 def _validate_gemm(gemm, where: str, buffers: dict, c_buffer: dict) -> None:
     m, n, k = (_integer(_field(gemm, key, where), f"{where}.{key}", minimum=1) for key in "mnk")
     _choice(_field(gemm, "b_layout", where), ("kn", "nk"), f"{where}.b_layout")
+    if "operand_rounding" in gemm:
+        _choice(gemm["operand_rounding"], tuple(OPERAND_ROUNDINGS), f"{where}.operand_rounding")
     for key in ("alpha", "beta"):
         if key in gemm:
             _number(gemm[key], f"{where}.{key}")
@@ -479,6 +481,16 @@ def decode_floats(raw: bytes, dtype: str):
     return np.frombuffer(raw, dtype=BUFFER_DTYPES[dtype][0]).astype(np.float64)
 
 
+MISMATCH_EXAMPLES = 6
+DUMP_VALUES = 64
+
+
+def report_examples(bad, got, want, show=repr) -> None:
+    """The first few mismatching elements on stderr: a count alone says nothing about why."""
+    for i in bad[:MISMATCH_EXAMPLES]:
+        print(f"    element {int(i)}: got {show(got[i])}, want {show(want[i])}", file=sys.stderr)
+
+
 def count_float_mismatches(got, want, rtol: float, atol: float) -> int:
     """gpusim's float rule: equal, both NaN, or |got - want| <= atol + rtol*|want|."""
     import numpy as np
@@ -489,7 +501,9 @@ def count_float_mismatches(got, want, rtol: float, atol: float) -> int:
             | (got == want)
             | (np.abs(got - want) <= atol + rtol * np.abs(want))
         )
-    return int(ok.size - np.count_nonzero(ok))
+    bad = np.flatnonzero(~ok)
+    report_examples(bad, got, want, lambda v: f"{float(v):.9g}")
+    return int(bad.size)
 
 
 def count_mismatches(got: bytes, expected: bytes, dtype: str, rtol: float, atol: float) -> int:
@@ -499,14 +513,30 @@ def count_mismatches(got: bytes, expected: bytes, dtype: str, rtol: float, atol:
     if dtype in FLOAT_DTYPES:
         return count_float_mismatches(decode_floats(got, dtype), decode_floats(expected, dtype), rtol, atol)
     code = BUFFER_DTYPES[dtype][0]
-    return int(np.count_nonzero(np.frombuffer(got, dtype=code) != np.frombuffer(expected, dtype=code)))
+    got_values, want_values = np.frombuffer(got, dtype=code), np.frombuffer(expected, dtype=code)
+    bad = np.flatnonzero(got_values != want_values)
+    report_examples(bad, got_values, want_values, lambda v: hex(int(v)))
+    return int(bad.size)
+
+
+def truncate_to_tf32(values):
+    """What the tensor cores multiply of f32 operands in tf32 mode: the low 13 mantissa bits
+    dropped (PTX ISA, `.tf32`), as gpusim's own reference does."""
+    import numpy as np
+
+    bits = values.astype("<f4").view("<u4") & np.uint32(0xFFFFE000)
+    return bits.view("<f4").astype(np.float64)
+
+
+OPERAND_ROUNDINGS = {"none": lambda values: values, "tf32": truncate_to_tf32}
 
 
 def gemm_reference(gemm: dict, a: bytes, a_dtype: str, b: bytes, b_dtype: str, c0: bytes, c_dtype: str):
     """alpha*A@B + beta*C0 in float64, flattened row-major (m x n)."""
     m, n, k = gemm["m"], gemm["n"], gemm["k"]
-    a_matrix = decode_floats(a, a_dtype).reshape(m, k)
-    b_values = decode_floats(b, b_dtype)
+    rounding = gemm.get("operand_rounding", "none")
+    a_matrix = OPERAND_ROUNDINGS[rounding](decode_floats(a, a_dtype)).reshape(m, k)
+    b_values = OPERAND_ROUNDINGS[rounding](decode_floats(b, b_dtype))
     b_matrix = b_values.reshape(k, n) if gemm["b_layout"] == "kn" else b_values.reshape(n, k).T
     want = gemm.get("alpha", 1.0) * (a_matrix @ b_matrix)
     beta = gemm.get("beta", 0.0)
@@ -1021,15 +1051,16 @@ class WorkloadResources:
         return address
 
 
-def measure_workload(gpu: Gpu, sample, plan_dir: Path, workload: dict, warmup: int, repeats: int) -> WorkloadOutcome:
+def measure_workload(gpu: Gpu, sample, plan_dir: Path, workload: dict, warmup: int, repeats: int,
+                     dump: tuple = ()) -> WorkloadOutcome:
     resources = WorkloadResources()
     try:
-        return _measure(gpu, sample, Path(plan_dir), workload, warmup, repeats, resources)
+        return _measure(gpu, sample, Path(plan_dir), workload, warmup, repeats, resources, dump)
     finally:
         gpu.release(resources.addresses, resources.module)
 
 
-def _measure(gpu, sample, plan_dir, workload, warmup, repeats, resources) -> WorkloadOutcome:
+def _measure(gpu, sample, plan_dir, workload, warmup, repeats, resources, dump=()) -> WorkloadOutcome:
     with annotate("loading the PTX"):
         resources.module = gpu.load_module(read_ptx(plan_dir, workload))
     functions = _load_functions(gpu, resources.module, workload["launches"])
@@ -1041,11 +1072,31 @@ def _measure(gpu, sample, plan_dir, workload, warmup, repeats, resources) -> Wor
     ]
     _run_once(gpu, workload["launches"], prepared)
     check, mismatches = _run_checks(gpu, plan_dir, workload, addresses, initial)
+    _dump_buffers(gpu, workload, addresses, dump)
     timings = [
         _time_launch(gpu, sample, i, launch, p, warmup, repeats)
         for i, (launch, p) in enumerate(zip(workload["launches"], prepared))
     ]
     return WorkloadOutcome(check, mismatches, timings)
+
+
+def dump_line(workload: str, buffer: dict, raw: bytes) -> str:
+    """One `--dump` line: a buffer's values after the correctness run, decoded by its dtype."""
+    import numpy as np
+
+    values = np.frombuffer(raw, dtype=BUFFER_DTYPES[buffer["dtype"]][0])
+    if buffer["dtype"] == "bf16":
+        values = decode_floats(raw, "bf16")
+    shown = ", ".join(str(v) for v in values[:DUMP_VALUES].tolist())
+    more = f", ... ({values.size} values)" if values.size > DUMP_VALUES else ""
+    return f"dump: {workload} {buffer['name']} = [{shown}{more}]"
+
+
+def _dump_buffers(gpu: Gpu, workload: dict, addresses: dict, prefixes: tuple) -> None:
+    for buffer in workload["buffers"]:
+        if any(buffer["name"].startswith(p) for p in prefixes):
+            raw = gpu.download(addresses[buffer["name"]], buffer["bytes"])
+            print(dump_line(workload["workload"], buffer, raw), flush=True)
 
 
 def _load_functions(gpu: Gpu, module, launches: list) -> dict:
@@ -1118,29 +1169,59 @@ def _time_launch(gpu: Gpu, sample, index: int, launch: dict, prepared: PreparedL
     return LaunchTiming(times, **summarize_samples(sampler.samples))
 
 
+class ContextLost(Exception):
+    """The context could not be reset after a failure (some sticky errors outlive a primary
+    context reset): only a new process can go on, from workload `next_index` (0-based)."""
+
+    def __init__(self, next_index: int):
+        super().__init__(f"the CUDA context could not be recovered; going on from workload {next_index + 1} "
+                         "in a new process")
+        self.next_index = next_index
+
+
 def measure_all(plan_dir: Path, workloads: list, gpu: Gpu, nvml, run_info: dict,
-                warmup: int, repeats: int, writer) -> bool:
-    """Measure every workload, writing its rows as it completes; True if all passed."""
+                warmup: int, repeats: int, writer, first_position: int = 1, dump: tuple = ()) -> bool:
+    """Measure every workload, writing its rows as it completes; True if all passed.
+    Raises ContextLost when a failure leaves the GPU unusable to this process."""
     all_passed = True
-    for position, workload in enumerate(workloads, 1):
+    total = first_position - 1 + len(workloads)
+    for position, workload in enumerate(workloads, first_position):
+        recovered = True
         try:
-            outcome = measure_workload(gpu, nvml.sample, plan_dir, workload, warmup, repeats)
+            outcome = measure_workload(gpu, nvml.sample, plan_dir, workload, warmup, repeats, dump)
         except Exception as e:  # one broken workload must not end the run
             kind = "" if isinstance(e, CudaError) else f"{type(e).__name__}: "
             print(f"error: {workload['workload']}: {kind}{e}", file=sys.stderr, flush=True)
             outcome = WorkloadOutcome("error")
-            _recover(gpu)
+            recovered = _recover(gpu)
         writer(workload_rows(workload, outcome, run_info))
-        print(progress_line(f"{position}/{len(workloads)}", workload, outcome), file=sys.stderr, flush=True)
+        print(progress_line(f"{position}/{total}", workload, outcome), file=sys.stderr, flush=True)
         all_passed &= outcome.check in ("pass", "none")
+        if not recovered:
+            raise ContextLost(position)
     return all_passed
 
 
-def _recover(gpu: Gpu) -> None:
+def _recover(gpu: Gpu) -> bool:
     try:
         gpu.recover()
+        return True
     except CudaError as e:
         print(f"error: resetting the context after the failure: {e}", file=sys.stderr)
+        return False
+
+
+def restart_command(argv: list, next_index: int) -> list:
+    """This script's command line, resumed at workload `next_index` (0-based, of the selection)."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--resume-at":
+            skip = True
+        elif not arg.startswith("--resume-at="):
+            kept.append(arg)
+    return [sys.executable, str(Path(__file__).resolve()), *kept, "--resume-at", str(next_index)]
 
 
 def collect_run_info(gpu: Gpu, nvml, args) -> dict:
@@ -1166,17 +1247,26 @@ def parse_args(argv: Optional[list]) -> argparse.Namespace:
     parser.add_argument("--only", nargs="+", action="extend", metavar="SUBSTRING",
                         help="measure only workloads whose name contains one of these")
     parser.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
+    parser.add_argument("--dump", nargs="+", action="extend", default=[], metavar="PREFIX",
+                        help="after the correctness run, print the values of the buffers whose name "
+                             "starts with one of these (a microbenchmark's timings, say)")
     parser.add_argument("--no-install", action="store_true",
                         help="fail instead of pip-installing missing packages")
+    # Set by the script itself when it restarts after losing its context: skip the
+    # workloads already measured and append to the CSV.
+    parser.add_argument("--resume-at", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.warmup < 0:
         parser.error("--warmup must be >= 0")
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
+    if args.resume_at < 0:
+        parser.error("--resume-at must be >= 0")
     return args
 
 
 def main(argv: Optional[list] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     try:
         workloads = select_workloads(load_plan(args.plan_dir)["workloads"], args.only)
@@ -1193,25 +1283,38 @@ def main(argv: Optional[list] = None) -> int:
     except (CudaError, pynvml.NVMLError) as e:
         print(f"measure.py: device {args.device}: {e}", file=sys.stderr)
         return 1
+    resuming = args.resume_at > 0
     try:
         run_info = collect_run_info(gpu, nvml, args)
         args.csv.parent.mkdir(parents=True, exist_ok=True)
-        run_info_path(args.csv).write_text(json.dumps(run_info, indent=2) + "\n")
+        if not resuming:
+            run_info_path(args.csv).write_text(json.dumps(run_info, indent=2) + "\n")
         print(f"measure.py: {run_info['gpu']}, driver {run_info['driver']} (CUDA {run_info['cuda_driver']}), "
-              f"{len(workloads)} workloads", file=sys.stderr)
-        with open(args.csv, "w", newline="") as out:
+              f"{len(workloads) - args.resume_at} of {len(workloads)} workloads", file=sys.stderr)
+        with open(args.csv, "a" if resuming else "w", newline="") as out:
             table = csv.writer(out, lineterminator="\n")
-            table.writerow(CSV_COLUMNS)
+            if not resuming:
+                table.writerow(CSV_COLUMNS)
 
             def write(rows: list) -> None:
                 table.writerows(rows)
                 out.flush()
 
-            all_passed = measure_all(args.plan_dir, workloads, gpu, nvml, run_info,
-                                     args.warmup, args.repeats, write)
-    finally:
+            all_passed = measure_all(args.plan_dir, workloads[args.resume_at:], gpu, nvml, run_info,
+                                     args.warmup, args.repeats, write, first_position=args.resume_at + 1,
+                                     dump=tuple(args.dump))
+    except ContextLost as lost:
+        print(f"measure.py: {lost}", file=sys.stderr, flush=True)
         nvml.close()
-    return 0 if all_passed else 1
+        if lost.next_index >= len(workloads):
+            return 1
+        # A new process gets a new context; it appends to the same CSV.
+        return max(1, subprocess.call(restart_command(argv, lost.next_index)))
+    finally:
+        with contextlib.suppress(Exception):
+            nvml.close()
+    # A resumed run follows a workload that failed: the run as a whole did not pass.
+    return 0 if all_passed and not resuming else 1
 
 
 if __name__ == "__main__":

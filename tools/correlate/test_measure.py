@@ -457,6 +457,37 @@ class CompareTests(unittest.TestCase):
         self.assertEqual(measure.check_mismatches(check, self.f32(11.0), Path("."), buffers, initial), 0)
         self.assertEqual(measure.check_mismatches(check, self.f32(11.5), Path("."), buffers, initial), 1)
 
+    def test_tf32_operand_rounding_drops_the_low_13_bits(self):
+        import numpy as np
+
+        a = struct.unpack("<f", struct.pack("<I", 0x3F801FFF))[0]  # 1 + (2**13 - 1) * 2**-23
+        gemm = {"m": 1, "n": 1, "k": 1, "b_layout": "kn"}
+        exact = measure.gemm_reference(gemm, self.f32(a), "f32", self.f32(1.0), "f32", b"", "f32")
+        rounded = measure.gemm_reference(dict(gemm, operand_rounding="tf32"), self.f32(a), "f32",
+                                         self.f32(1.0), "f32", b"", "f32")
+        self.assertEqual(list(exact), [float(np.float32(a))])
+        self.assertEqual(list(rounded), [1.0])
+
+    def test_mismatches_are_reported_with_examples(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            n = measure.count_mismatches(self.f32(1.0, 2.5, 3.0), self.f32(1.0, 2.0, 4.0), "f32", 0, 0)
+        self.assertEqual(n, 2)
+        self.assertEqual(err.getvalue().splitlines(),
+                         ["    element 1: got 2.5, want 2", "    element 2: got 3, want 4"])
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            measure.count_mismatches(struct.pack("<I", 0x7FC00000), struct.pack("<I", 0x7FFFFFFF), "u32", 0, 0)
+        self.assertEqual(err.getvalue().strip(), "element 0: got 0x7fc00000, want 0x7fffffff")
+
+    def test_a_dump_line_decodes_the_buffer(self):
+        buffer = {"name": "LAT", "dtype": "u64", "bytes": 16}
+        self.assertEqual(measure.dump_line("traces/x.yaml", buffer, struct.pack("<2Q", 365, 2**63)),
+                         f"dump: traces/x.yaml LAT = [365, {2**63}]")
+        many = {"name": "f", "dtype": "f32", "bytes": 4 * 70}
+        line = measure.dump_line("w", many, struct.pack("<70f", *range(70)))
+        self.assertTrue(line.endswith(", 63.0, ... (70 values)]"), line)
+
     def test_random_fills_are_reproducible_and_in_range(self):
         import numpy as np
 
@@ -648,6 +679,35 @@ class FakeDriverRunTests(PlanTestCase):
         names = [name for name, _ in driver.calls]
         self.assertEqual(names[-4:], ["cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease",
                                       "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent"])
+
+    def test_a_lost_context_resumes_in_a_new_process_at_the_next_workload(self):
+        argv = ["plan", "--csv", "m.csv", "--resume-at", "3", "--repeats", "5"]
+        command = measure.restart_command(argv, 7)
+        self.assertEqual(command[0], sys.executable)
+        self.assertTrue(command[1].endswith("measure.py"))
+        self.assertEqual(command[2:], ["plan", "--csv", "m.csv", "--repeats", "5", "--resume-at", "7"])
+        self.assertEqual(measure.restart_command(["plan", "--resume-at=2"], 4)[2:], ["plan", "--resume-at", "4"])
+
+    def test_a_context_that_cannot_be_reset_stops_the_run_after_its_row(self):
+        driver = FakeDriver()
+        gpu = measure.Gpu(driver, 0)
+        rows = []
+
+        def fail(*args):
+            raise measure.CudaError("boom")
+        gpu.recover = fail
+        broken = copy_workload("traces/broken.yaml")
+        broken["ptx"] = "w1/kernel.ptx"
+        write_plan_dir(self.root, [broken, copy_workload()])
+        (self.root / "w1").mkdir()
+        (self.root / "w1" / "kernel.ptx").write_text("BROKEN")
+        plan = measure.load_plan(self.root)
+        with contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(measure.ContextLost) as lost:
+                measure.measure_all(self.root, plan["workloads"], gpu, FakeNvml(), RUN_INFO,
+                                    warmup=0, repeats=1, writer=rows.extend)
+        self.assertEqual(lost.exception.next_index, 1)
+        self.assertEqual([r[0] for r in rows], ["traces/broken.yaml"])
 
     def test_a_launch_without_a_cluster_has_no_attribute(self):
         gpu = measure.Gpu(FakeDriver(), 0)

@@ -489,11 +489,17 @@ def gen_int_mul():
 # bitfield_prmt
 # =============================================================================================
 
+def field_operands(pos, ln, width):
+    """The PTX ISA takes bits 7..0 of pos and len; that holds for 32-bit bfe/bfi on an H100,
+    while the 64-bit forms use the whole 32-bit values (measured on an H100:
+    docs/correlation/h100-sxm-2026-11-27)."""
+    return (pos & 0xFF, ln & 0xFF) if width == 32 else (pos & M32, ln & M32)
+
+
 def bfe_ref(a, pos, ln, width, signed):
-    """PTX ISA bfe pseudo-code."""
+    """PTX ISA bfe pseudo-code (pos, len as field_operands reads them)."""
     msb = width - 1
-    pos &= 0xFF
-    ln &= 0xFF
+    pos, ln = field_operands(pos, ln, width)
     sbit = 0 if (not signed or ln == 0) else (a >> min(pos + ln - 1, msb)) & 1
     d = 0
     for i in range(width):
@@ -503,10 +509,9 @@ def bfe_ref(a, pos, ln, width, signed):
 
 
 def bfi_ref(a, b, pos, ln, width):
-    """PTX ISA bfi pseudo-code."""
+    """PTX ISA bfi pseudo-code (pos, len as field_operands reads them)."""
     msb = width - 1
-    pos &= 0xFF
-    ln &= 0xFF
+    pos, ln = field_operands(pos, ln, width)
     f = b
     i = 0
     while i < ln and pos + i <= msb:
@@ -566,6 +571,8 @@ def gen_bitfield_prmt():
         (0xFFFFFFFF, 0x00000000, 70, 4),      # pos past the msb of both widths
         (0x0000ABCD, 0x55555555, 60, 8),
         (0x00008000, 0x0, 15, 1),
+        (0x12345678, 0x9ABCDEF0, 4, 0x108),   # len >= 256 inside the field: 32-bit reads 8
+        (0x12345678, 0x9ABCDEF0, 0x100, 4),   # pos 256: 32-bit reads 0, 64-bit is past the msb
     ]
     a = [c[0] for c in cases]
     b = [c[1] for c in cases]
@@ -2117,9 +2124,10 @@ def cvt_f32_ref(x, fmt, mode):
 
 def tf32_rna_ref(x):
     """cvt.rna.tf32.f32: round to 10 fraction bits (8-bit exponent, f32 range), ties away from
-    zero, as an f32 bit pattern; NaN gives the canonical f32 NaN."""
+    zero, as an f32 bit pattern; NaN keeps its tf32 bits, quieted (as measured on an H100:
+    docs/correlation/h100-sxm-2026-11-27)."""
     if is_nan_bits(x, "f32"):
-        return M32 >> 1
+        return (x | 0x00400000) & ~0x1FFF & M32
     v = f32_exact(bits_f32(x))
     if isinstance(v, float):           # +-0, +-inf are exact
         return x
@@ -2260,9 +2268,10 @@ def minmax_xorsign_ref(x, y, fmt, want_max, nan=False):
 
 
 def tf32_ref(x, mode):
-    """cvt.{rn,rz}.tf32.f32: round to 10 fraction bits with the f32 exponent range."""
+    """cvt.{rn,rz}.tf32.f32: round to 10 fraction bits with the f32 exponent range; NaN gives
+    the canonical NaN in tf32 layout (as measured on an H100: docs/correlation/h100-sxm-2026-11-27)."""
     if is_nan_bits(x, "f32"):
-        return M32 >> 1
+        return (M32 >> 1) & ~0x1FFF
     v = f32_exact(bits_f32(x))
     if isinstance(v, float):
         return x

@@ -365,6 +365,12 @@ impl<'a> ModuleParser<'a> {
                     self.declare_reg(b, format!("{name}{i}"), ty, nspan)?;
                 }
             } else {
+                if super::operand::is_special_register_name(&name) {
+                    return Err(self.c.err(
+                        nspan,
+                        format!("`{name}` is a special register (PTX ISA, Special Registers); a register may not take its name"),
+                    ));
+                }
                 self.declare_reg(b, name, ty, nspan)?;
             }
             if self.c.eat(&Tok::Semi) {

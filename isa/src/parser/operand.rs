@@ -90,6 +90,12 @@ pub(crate) fn agrees(reg: Type, ty: Type, agree: Agree) -> bool {
     reg == ty
 }
 
+/// Whether `name` is a special register's (`%tid`, `%laneid`, ...): ptxas refuses to declare
+/// a register of that name.
+pub(crate) fn is_special_register_name(name: &str) -> bool {
+    special(name, None).is_some() || special(name, Some(".x")).is_some()
+}
+
 fn special(name: &str, dim: Option<&str>) -> Option<SpecialReg> {
     let d = match dim {
         Some(".x") => Some(Dim::X),

@@ -32,6 +32,7 @@ pub(super) fn to_ptx(m: &Module, f: &Function, op: &Op) -> Option<String> {
         Op::MbarArrive {
             space,
             cluster,
+            fence,
             addr,
             state,
             count,
@@ -46,7 +47,11 @@ pub(super) fn to_ptx(m: &Module, f: &Function, op: &Op) -> Option<String> {
             if *no_complete {
                 s += ".noComplete";
             }
-            s += ".release.cta";
+            s += if fence.is_some() {
+                ".release.cluster"
+            } else {
+                ".release.cta"
+            };
             s += mbar_space(*space, *cluster);
             s += ".b64 ";
             s += &state.map_or("_".to_string(), r);

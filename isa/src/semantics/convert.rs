@@ -154,18 +154,26 @@ fn float_to_float(df: Fmt, sf: Fmt, mods: Mods, a: u64) -> u64 {
 }
 
 /// `cvt.{rna,rn,rz}{.relu}.tf32.f32`: round to 10 fraction bits (`.rna`: ties away from zero,
-/// the default; `.rn`, `.rz`: sm_90), kept in f32 layout with the low 13 bits clear; NaN gives
-/// the canonical f32 NaN.
+/// the default; `.rn`, `.rz`: sm_90), kept in f32 layout with the low 13 bits clear.
+///
+/// NaN is not in the PTX ISA's text; an H100 (docs/correlation/h100-sxm-2026-11-27) gives the
+/// canonical NaN in tf32 layout (0x7FFFE000) for `.rn`/`.rz`, and keeps the input NaN's tf32
+/// bits, quieted, for `.rna` (0x7FC00000 stays 0x7FC00000).
 fn to_tf32(a: u64, mods: Mods) -> u64 {
+    const LOW: u64 = 0x1FFF;
+    const QUIET: u64 = 0x0040_0000;
     let bits = a & F32.mask();
-    if F32.is_nan(bits) {
-        return F32.canonical_nan();
-    }
     let mode = match mods.rnd {
         Some(Round::Rn) => Mode::Nearest,
         Some(Round::Rz) => Mode::Zero,
         _ => Mode::NearestAway,
     };
+    if F32.is_nan(bits) {
+        return match mode {
+            Mode::NearestAway => (bits | QUIET) & !LOW,
+            _ => F32.canonical_nan() & !LOW,
+        };
+    }
     let r = rounding::convert(F32, TF32, bits, mode) << 13;
     if mods.relu {
         relu(F32, r)
@@ -237,6 +245,16 @@ mod tests {
         };
         assert_eq!(convert(Type::B32, Type::F32, m, 0x3F80_1000), 0x3F80_2000);
         assert_eq!(convert(Type::B32, Type::F32, m, 0x3F80_0FFF), 0x3F80_0000);
-        assert_eq!(convert(Type::B32, Type::F32, m, 0x7FC0_0000), 0x7FFF_FFFF);
+        // NaN as an H100 gives it (docs/correlation/h100-sxm-2026-11-27): `.rna` keeps the
+        // input's tf32 bits, quieted; `.rn`/`.rz` give the canonical NaN in tf32 layout.
+        assert_eq!(convert(Type::B32, Type::F32, m, 0x7FC0_0000), 0x7FC0_0000);
+        assert_eq!(convert(Type::B32, Type::F32, m, 0xFF80_0001), 0xFFC0_0000);
+        for rnd in [Round::Rn, Round::Rz] {
+            let m = Mods {
+                rnd: Some(rnd),
+                ..Mods::default()
+            };
+            assert_eq!(convert(Type::B32, Type::F32, m, 0x7FC0_0000), 0x7FFF_E000);
+        }
     }
 }

@@ -221,14 +221,24 @@ fn shr(signed: bool, w: u32, a: u64, b: u64) -> u64 {
     }
 }
 
-/// bfe (PTX ISA: `bfe`): `len` bits from `pos` (both taken mod 256), zero-extended for
+/// `pos` and `len` of bfe/bfi as the hardware reads them: the PTX ISA takes bits 7..0 of each,
+/// which an H100 does for the 32-bit forms; its 64-bit forms use the whole 32-bit operands
+/// (docs/correlation/h100-sxm-2026-11-27: `bfe.u64 d, a, 260, 264` gives 0, not bits 4..11).
+fn field_operands(w: u32, pos: u64, len: u64) -> (u32, u32) {
+    let bits = if w == 64 { 0xFFFF_FFFF } else { 0xFF };
+    ((pos & bits) as u32, (len & bits) as u32)
+}
+
+/// bfe (PTX ISA: `bfe`): `len` bits from `pos` (read by `field_operands`), zero-extended for
 /// unsigned types and extended with the field's last in-range bit for signed ones.
 fn bfe(signed: bool, w: u32, a: u64, pos: u64, len: u64) -> u64 {
     let m = mask(w);
     let a = a & m;
-    let pos = (pos & 0xFF) as u32;
-    let len = (len & 0xFF) as u32;
-    let sbit = signed && len != 0 && (a >> (pos + len - 1).min(w - 1)) & 1 == 1;
+    let (pos, len) = field_operands(w, pos, len);
+    let last = (u64::from(pos) + u64::from(len))
+        .saturating_sub(1)
+        .min(u64::from(w - 1));
+    let sbit = signed && len != 0 && (a >> last) & 1 == 1;
     // Bits actually taken from `a`.
     let n = if pos < w { len.min(w - pos) } else { 0 };
     let field = if n == 0 { 0 } else { (a >> pos) & mask(n) };
@@ -239,13 +249,12 @@ fn bfe(signed: bool, w: u32, a: u64, pos: u64, len: u64) -> u64 {
     }
 }
 
-/// bfi (PTX ISA: `bfi`): inserts the low `len` bits of `a` into `b` at `pos` (both mod 256);
-/// bits past the msb are dropped.
+/// bfi (PTX ISA: `bfi`): inserts the low `len` bits of `a` into `b` at `pos` (read by
+/// `field_operands`); bits past the msb are dropped.
 pub(crate) fn bfi(ty: Type, a: u64, b: u64, pos: u64, len: u64) -> u64 {
     let w = width(ty);
     let m = mask(w);
-    let pos = (pos & 0xFF) as u32;
-    let len = (len & 0xFF) as u32;
+    let (pos, len) = field_operands(w, pos, len);
     let n = if pos < w { len.min(w - pos) } else { 0 };
     if n == 0 {
         return b & m;

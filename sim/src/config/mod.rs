@@ -175,6 +175,31 @@ pub struct SmConfig {
     /// Thread-block clusters: distributed shared memory; absent on GPUs without clusters.
     #[serde(default)]
     pub cluster: Option<ClusterConfig>,
+    /// What a fence costs beyond waiting for the warp's memory operations; absent: nothing.
+    #[serde(default)]
+    pub fence: FenceConfig,
+}
+
+/// The cycles a fence holds its warp once the warp's memory operations have completed, by
+/// scope (`membar`/`fence` at .cta; .cluster and .gpu, which ptxas lowers alike to
+/// MEMBAR.ALL.GPU on sm_90; .sys). An mbarrier arrive with `.release.cluster` semantics pays
+/// the GPU-scope fence first, as its SASS does.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FenceConfig {
+    pub cta: u32,
+    pub gpu: u32,
+    pub sys: u32,
+}
+
+impl FenceConfig {
+    pub fn cycles(&self, level: gpusim_isa::FenceLevel) -> u64 {
+        u64::from(match level {
+            gpusim_isa::FenceLevel::Cta => self.cta,
+            gpusim_isa::FenceLevel::Gpu => self.gpu,
+            gpusim_isa::FenceLevel::Sys => self.sys,
+        })
+    }
 }
 
 /// Clusters: how long an access to a peer CTA's shared memory takes to arrive (remote stores,

@@ -446,7 +446,11 @@ impl Sm {
             {
                 Some(Stall::MemoryBackpressure)
             }
-            Op::Fence { .. } | Op::FenceProxyAsync { .. } if w.mem_in_flight > 0 => {
+            Op::Fence { .. }
+            | Op::FenceProxyAsync { .. }
+            | Op::MbarArrive { fence: Some(_), .. }
+                if w.mem_in_flight > 0 =>
+            {
                 Some(Stall::Membar)
             }
             // The groups it waits for: those below the N most recent (`wait_all` commits the

@@ -67,12 +67,16 @@ impl Export {
     }
 
     /// Export a manifest under the name `workload` (the path as the user gave it). A manifest
-    /// that expects a fault is not exported (a GPU would not run it to completion): `Ok(false)`.
-    pub fn manifest(&mut self, path: &Path) -> Result<bool, String> {
+    /// that no GPU can run is not exported: `Ok(Some(why))`. That is one that expects a fault
+    /// (a GPU would not run it to completion) or whose PTX uses the formal model's token
+    /// instructions (`ssy`, `preBrk`, ...), which are not PTX.
+    pub fn manifest(&mut self, path: &Path) -> Result<Option<String>, String> {
         let lm = LoadedManifest::load(path).map_err(|e| e.to_string())?;
         let m = &lm.manifest;
         if m.expect_fault.is_some() {
-            return Ok(false);
+            return Ok(Some(
+                "expects a fault; a GPU would not run it to completion".into(),
+            ));
         }
         let kernel = lm.resolve(&m.kernel);
         let src = std::fs::read_to_string(&kernel).map_err(|e| {
@@ -84,6 +88,9 @@ impl Export {
         })?;
         let module =
             parse_module(&kernel.display().to_string(), &src).map_err(|e| e.to_string())?;
+        if let Some(why) = token_instruction(&module) {
+            return Ok(Some(why));
+        }
         let prog = Program::prepare(module).map_err(|e| e.to_string())?;
         let (abs, rel) = self.folder()?;
         let ptx = write(&abs, &rel, "kernel.ptx", src.as_bytes())?;
@@ -150,7 +157,7 @@ impl Export {
             "launches": launches,
             "checks": checks,
         }));
-        Ok(true)
+        Ok(None)
     }
 
     /// Export GEMM `spec` (loaded from `path`) at `size`: random inputs in [−1, 1) drawn on
@@ -199,6 +206,11 @@ impl Export {
             .collect();
         let verify = m.max(n).max(k) <= verify_up_to;
         let tol = crate::gemm::run::tolerance(spec);
+        // A GPU's tensor cores do not round their f32 sums correctly (products aligned with
+        // truncation: Fasi et al., "Numerical behavior of NVIDIA tensor cores", 2021), so the
+        // error grows with K: an f32 epsilon per accumulated term. An H100's tf32 products at
+        // K = 2048 were off by up to 1.2e-4 (docs/correlation/h100-sxm-2026-11-27).
+        let atol = tol.max(k as f64 * f64::from(f32::EPSILON));
         let checks: Vec<Value> = verify
             .then(|| {
                 json!({
@@ -208,9 +220,11 @@ impl Export {
                         "m": m, "n": n, "k": k, "a": "a", "b": "b",
                         "b_layout": if spec.b_layout == BLayout::Nk { "nk" } else { "kn" },
                         "alpha": spec.alpha, "beta": spec.beta,
+                        "operand_rounding":
+                            if crate::gemm::run::rounds_operands_to_tf32(spec) { "tf32" } else { "none" },
                     },
                     "rtol": tol,
-                    "atol": tol,
+                    "atol": atol,
                 })
             })
             .into_iter()
@@ -224,6 +238,28 @@ impl Export {
         }));
         Ok(())
     }
+}
+
+/// Where a module uses a token instruction of the formal model (Habermaier 2011, Sec. 5.4):
+/// gpusim runs those, ptxas does not know them.
+fn token_instruction(module: &gpusim_isa::ir::Module) -> Option<String> {
+    use gpusim_isa::ir::Op;
+    module.functions.iter().find_map(|f| {
+        f.body.iter().find_map(|inst| {
+            let name = match inst.op {
+                Op::Ssy { .. } => "ssy",
+                Op::Sync => "sync",
+                Op::PreBrk { .. } => "preBrk",
+                Op::Brk => "brk",
+                Op::PreRet { .. } => "preRet",
+                _ => return None,
+            };
+            Some(format!(
+                "uses the formal model's token instruction `{name}` (line {} of {}), which is not PTX: no GPU runs it",
+                inst.span.line, f.name
+            ))
+        })
+    })
 }
 
 /// Write `bytes` as `abs/file`; its path relative to the export.

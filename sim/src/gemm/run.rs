@@ -417,6 +417,12 @@ fn matrix_map(
 }
 
 /// Compare C with alpha·A·B + beta·C₀ (ndarray's f32 product of the exact input values).
+/// Tensor cores read f32 operands as tf32 (the low 13 mantissa bits ignored, PTX ISA
+/// `.tf32`): a reference must multiply what they multiply.
+pub fn rounds_operands_to_tf32(spec: &GemmSpec) -> bool {
+    spec.math.tensor() && spec.dtype.a == Elem::F32 && spec.dtype.b == Elem::F32
+}
+
 fn check(spec: &GemmSpec, size: Size, a: &[u8], b: &[u8], c0: &[u8], got: &[u8]) -> Verification {
     let (m, n, k) = (size.m as usize, size.n as usize, size.k as usize);
     let mut av = to_array(spec.dtype.a, a, m, k);
@@ -424,16 +430,10 @@ fn check(spec: &GemmSpec, size: Size, a: &[u8], b: &[u8], c0: &[u8], got: &[u8])
         BLayout::Kn => to_array(spec.dtype.b, b, k, n),
         BLayout::Nk => to_array(spec.dtype.b, b, n, k).reversed_axes(),
     };
-    // Tensor cores read f32 operands as tf32 (the low 13 mantissa bits ignored, PTX ISA
-    // `.tf32`): the reference multiplies what they multiply.
-    if spec.math.tensor() {
+    if rounds_operands_to_tf32(spec) {
         let tf32 = |x: &mut f32| *x = f32::from_bits(x.to_bits() & !0x1FFF);
-        if spec.dtype.a == Elem::F32 {
-            av.map_inplace(tf32);
-        }
-        if spec.dtype.b == Elem::F32 {
-            bv.map_inplace(tf32);
-        }
+        av.map_inplace(tf32);
+        bv.map_inplace(tf32);
     }
     let mut want = av.dot(&bv) * spec.alpha as f32;
     if spec.beta != 0.0 {

@@ -120,7 +120,12 @@ def ptx(name, ty, esize, k, split, cluster=False):
             "\tmov.u32 \t%r42, %cluster_ctarank;\n"
             "\txor.b32 \t%r42, %r42, 1;\n"
             "\tmapa.shared::cluster.u32 \t%r43, %r26, %r42;\n"
-            "\t@%p5 mbarrier.arrive.release.cluster.shared::cluster.b64 \t_, [%r43];\n"
+            # Default semantics (.release.cta), as CUTLASS's ClusterBarrier::arrive: the stage's
+            # reads are complete (wgmma.wait_group) before the arrive. `.release.cluster` would
+            # put a GPU-scope fence (MEMBAR.ALL.GPU, ~700 cycles on an H100) before every
+            # release: that kernel measured 456 TFLOP/s at 8192^3, this one 656
+            # (docs/correlation/h100-sxm-2026-11-27).
+            "\t@%p5 mbarrier.arrive.shared::cluster.b64 \t_, [%r43];\n"
         )
         exit_code = "\tbarrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;\n\tret;\n"
         producer_guard = "$L_pdone"

@@ -35,7 +35,7 @@ def kernel(name):
     return f""".visible .entry {name}(.param .u64 data, .param .u64 flag, .param .u64 out)
 {{
     .reg .pred %p, %w;
-    .reg .b32 %tid, %cta, %v0, %v1, %f;
+    .reg .b32 %tix, %cta, %v0, %v1, %f;
     .reg .b64 %d, %g, %o;
     ld.param.u64 %d, [data];
     ld.param.u64 %g, [flag];
@@ -43,8 +43,8 @@ def kernel(name):
     cvta.to.global.u64 %d, %d;
     cvta.to.global.u64 %g, %g;
     cvta.to.global.u64 %o, %o;
-    mov.u32 %tid, %tid.x;
-    setp.ne.u32 %p, %tid, 0;
+    mov.u32 %tix, %tid.x;
+    setp.ne.u32 %p, %tix, 0;
     @%p bra {name}_done;
     mov.u32 %cta, %ctaid.x;
     setp.eq.u32 %p, %cta, 0;

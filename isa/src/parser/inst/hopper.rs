@@ -165,6 +165,8 @@ impl<'a> ModuleParser<'a> {
             ));
         };
         let (space, cluster) = self.mbar_space(m);
+        // `.sem.scope` of an arrive (PTX ISA 8.0+): release at cluster scope is a fence.
+        let release_fence = (m.has("cluster") && !m.has("relaxed")).then_some(FenceLevel::Gpu);
         m.take_memory_hints();
         if !m.take("b64") {
             return Err(self.c.err(span, format!("`mbarrier.{what}` takes .b64")));
@@ -225,6 +227,7 @@ impl<'a> ModuleParser<'a> {
                 Ok(Op::MbarArrive {
                     space,
                     cluster,
+                    fence: release_fence,
                     addr,
                     state,
                     count,

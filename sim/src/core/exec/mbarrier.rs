@@ -46,15 +46,28 @@ impl<'a> ExecEnv<'a> {
                 expect_tx,
                 drop,
                 no_complete,
+                fence,
                 ..
             } => {
+                // `.release.cluster`: the warp first waits as at a GPU-scope fence (issue
+                // waited for its memory operations; now the fence's own cost). A remote
+                // arrive leaves when the fence is done; a local one is applied now, the warp
+                // held for the fence (the waiter sees it up to a fence early).
+                let sent = match fence {
+                    Some(level) if exec != 0 => {
+                        let done = w.mem_done.max(self.cycle) + self.fence.cycles(*level);
+                        w.hold(done, crate::stats::Stall::Membar);
+                        done
+                    }
+                    _ => self.cycle,
+                };
                 for l in lanes(exec) {
                     let n = count.map_or(1, |c| self.val(w, &c, l) as u32);
                     let tx = expect_tx.map_or(0, |t| self.val(w, &t, l) as u32);
                     let at = match self.mbar_target(w, inst, *space, addr, l)? {
                         (Some(rank), at) => {
                             // A remote arrive (`.shared::cluster`) lands after the DSMEM trip.
-                            self.remote_mbar(w, rank, at, n, tx);
+                            self.remote_mbar(w, rank, at, n, tx, sent);
                             continue;
                         }
                         (None, at) => at,
@@ -81,7 +94,7 @@ impl<'a> ExecEnv<'a> {
                     let n = (self.val(w, bytes, l) & 0xFFFF_FFFF) as i64;
                     let at = match self.mbar_target(w, inst, *space, addr, l)? {
                         (Some(rank), at) if !*complete => {
-                            self.remote_mbar(w, rank, at, 0, n as u32);
+                            self.remote_mbar(w, rank, at, 0, n as u32, self.cycle);
                             continue;
                         }
                         (Some(rank), at) => {
@@ -204,16 +217,24 @@ impl<'a> ExecEnv<'a> {
         Ok(())
     }
 
-    /// An arrive (and expected transaction bytes) on a peer CTA's barrier, delivered after
-    /// the distributed-shared-memory latency.
-    fn remote_mbar(&self, w: &mut Warp, rank: u32, at: u64, arrivals: u32, expect_tx: u32) {
+    /// An arrive (and expected transaction bytes) on a peer CTA's barrier, sent at cycle
+    /// `sent` and delivered after the distributed-shared-memory latency.
+    fn remote_mbar(
+        &self,
+        w: &mut Warp,
+        rank: u32,
+        at: u64,
+        arrivals: u32,
+        expect_tx: u32,
+        sent: u64,
+    ) {
         w.hopper.remote_out.push((
             rank,
             Landing {
                 mbar: Some(at),
                 arrivals,
                 expect_tx,
-                ..Landing::control(self.cycle + self.dsmem_one_way())
+                ..Landing::control(sent + self.dsmem_one_way())
             },
         ));
     }

@@ -71,6 +71,8 @@ pub struct ExecEnv<'a> {
     pub tma: Option<crate::config::TmaConfig>,
     /// Distributed shared memory (`exec::cluster`), if the config has clusters.
     pub cluster: Option<crate::config::ClusterConfig>,
+    /// What fences cost once the warp's memory operations are done (`sm.fence`).
+    pub fence: crate::config::FenceConfig,
 }
 
 /// The memory hierarchy as one SM's instruction sees it (`mem::hierarchy`).

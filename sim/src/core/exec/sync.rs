@@ -78,13 +78,15 @@ impl<'a> ExecEnv<'a> {
                 }
             }
             // A fence holds the warp until its outstanding memory operations have completed
-            // (Habermaier §5.6 canBeScheduled: no thread may have a pending membar).
+            // (Habermaier §5.6 canBeScheduled: no thread may have a pending membar), and then
+            // for the fence's own cost at its scope (`sm.fence`).
             // A GPU- or system-scope fence also fires the formal `flush` rule on this SM's L1,
             // so that its loads after the fence see other SMs' writes (docs/memory.md); a CTA's
             // threads share the SM, so `membar.cta` needs no flush.
             Op::Fence { level } => {
                 if exec != 0 {
-                    w.hold(w.mem_done, crate::stats::Stall::Membar);
+                    let done = w.mem_done.max(self.cycle) + self.fence.cycles(*level);
+                    w.hold(done, crate::stats::Stall::Membar);
                     if *level != FenceLevel::Cta {
                         self.flush_l1();
                     }

@@ -366,6 +366,7 @@ fn execute(
         },
         tma: sh.cfg.sm.tma,
         cluster: sh.cfg.sm.cluster,
+        fence: sh.cfg.sm.fence,
         wgmma_log: &mut cta.wgmma_log,
         skip_tensor_math: sh.skip_tensor_math,
     };
