@@ -229,7 +229,8 @@ fn tensor_map_arguments_report_their_key_path() {
 }
 
 /// A cluster of 2 CTAs (one warp each): the special registers, `mapa`, a remote arrive on
-/// the peer's barrier, and `barrier.cluster` ordering it before the peer's wait.
+/// the peer's barrier, and `barrier.cluster` ordering it before the peer's wait. Shared
+/// addresses carry the CTA's rank at bit 24, as on sm_90 (`S2UR SR_CgaCtaId; ULEA …, 0x18`).
 #[test]
 fn clusters_give_ranks_remote_arrives_and_a_cluster_barrier() {
     let body = "
@@ -254,7 +255,7 @@ WAIT:
   barrier.cluster.wait.aligned;
   @!%p1 bra DONE;
   mov.u32 %r10, %ctaid.x;
-  mul.wide.u32 %rd2, %r10, 48;
+  mul.wide.u32 %rd2, %r10, 56;
   ld.param.u64 %rd1, [out];
   add.u64 %rd1, %rd1, %rd2;
   cvt.u64.u32 %rd3, %r2;
@@ -269,6 +270,8 @@ WAIT:
   st.global.u64 [%rd1+32], %rd3;
   cvt.u64.u32 %rd3, %r9;
   st.global.u64 [%rd1+40], %rd3;
+  cvt.u64.u32 %rd3, %r1;
+  st.global.u64 [%rd1+48], %rd3;
 DONE:
   ret;";
     let dir = temp_dir("cluster");
@@ -277,23 +280,64 @@ DONE:
         body,
         ".param .u64 out",
         "    grid: [4, 1, 1]\n    block: [32, 1, 1]\n    cluster: [2, 1, 1]\n    args: [out]",
-        "  out: { dtype: u64, shape: [24], init: zeros }",
+        "  out: { dtype: u64, shape: [28], init: zeros }",
     );
     let cfg = root().join("configs/hopper-h100.yaml");
     let out = run_manifest(&m, Some(&cfg), &[]).unwrap();
     let w = words(&out, "out");
     let bar = w[5] % (1 << 24);
     for cta in 0..4u64 {
-        let r = &w[6 * cta as usize..6 * cta as usize + 6];
+        let r = &w[7 * cta as usize..7 * cta as usize + 7];
         let rank = cta % 2;
         assert_eq!(&r[..5], &[rank, 2, cta / 2, rank, 1], "CTA {cta}: {r:?}");
-        // mapa names the peer: rank (1 - rank), the same offset.
-        assert_eq!(r[5], (2 - rank) << 24 | bar, "CTA {cta}");
+        // mapa names the peer: rank (1 - rank), the same offset; the CTA's own variable
+        // carries its own rank.
+        assert_eq!(r[5], (1 - rank) << 24 | bar, "CTA {cta}");
+        assert_eq!(r[6], rank << 24 | bar, "CTA {cta}");
     }
     // Each CTA's barrier phase was completed by its peer's remote arrive, so every CTA ran
     // to the end; the run is deterministic.
     let again = run_manifest(&m, Some(&cfg), &[]).unwrap();
     assert_eq!(out.stats.totals.cycles, again.stats.totals.cycles);
+}
+
+/// A wgmma descriptor built from a shared address without masking it to 18 bits reads
+/// elsewhere in a CTA of rank 1: its rank bits land in the LBO field. An H100 faulted there
+/// (docs/correlation/h100-sxm-2026-11-27/sanitizer.log: out-of-range shared address, block
+/// (1,0,0), thread (0,0,0)); so does gpusim, naming the same CTA and thread.
+#[test]
+fn an_unmasked_descriptor_faults_in_the_second_cta_of_a_cluster() {
+    let ptx = std::fs::read_to_string(
+        root().join("traces/litmus/async/cluster_wgmma_war_fixed/cluster_wgmma_war_fixed.ptx"),
+    )
+    .unwrap();
+    let masks = [
+        "\tand.b32 \t%r9, %r9, 16383;\n",
+        "\tand.b32 \t%r10, %r10, 16383;\n",
+    ];
+    let mut unmasked = ptx.clone();
+    for m in masks {
+        assert!(
+            ptx.contains(m),
+            "the trace masks its descriptors' addresses"
+        );
+        unmasked = unmasked.replace(m, "");
+    }
+    let dir = temp_dir("unmasked-descriptor");
+    std::fs::write(dir.join("k.ptx"), unmasked).unwrap();
+    let manifest = std::fs::read_to_string(
+        root().join("traces/litmus/async/cluster_wgmma_war_fixed/cluster_wgmma_war_fixed.yaml"),
+    )
+    .unwrap()
+    .replace("cluster_wgmma_war_fixed.ptx", "k.ptx");
+    std::fs::write(dir.join("m.yaml"), manifest).unwrap();
+    let cfg = root().join("configs/hopper-h100.yaml");
+    let f = fault(run_manifest(&dir.join("m.yaml"), Some(&cfg), &[]));
+    let text = f.to_string();
+    assert!(
+        text.contains("outside the CTA's") && text.contains("CTA (1, 0, 0)"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -8,9 +8,14 @@
 //! receiving SM applies it as a `Landing` at its ready cycle, so SMs never reach into each
 //! other's state during a step and the order is deterministic (SM order within a cycle).
 //!
-//! Shared::cluster addresses: an address below `CLUSTER_RANK_STRIDE` is the executing CTA's
-//! own shared memory (a .shared::cta address is a valid .shared::cluster address); `mapa`
-//! gives CTA r's byte at offset o the address `(r + 1) · CLUSTER_RANK_STRIDE + o`.
+//! Shared addresses carry the CTA's rank in its cluster, as on sm_90: a program sees
+//! `rank · CLUSTER_RANK_STRIDE + offset` for its own variables (ptxas: `S2UR SR_CgaCtaId;
+//! ULEA …, 0x18`) and `mapa` gives CTA r's byte at offset o the address `r · STRIDE + o`
+//! (`arch_addr`). A kernel that puts such an address into a wgmma descriptor without masking
+//! it to 18 bits therefore reads elsewhere in a CTA of rank ≥ 1, on the GPU and here.
+//! Inside the simulator an access is resolved to an *internal* address (`internal_addr`): the
+//! executing CTA's bytes as plain offsets below `CLUSTER_RANK_STRIDE`, a peer's as
+//! `(r + 1) · STRIDE + o` (`cluster_addr`, `split_cluster_addr`).
 
 use super::landing::Landing;
 
@@ -19,7 +24,29 @@ pub const CLUSTER_RANK_STRIDE: u64 = 1 << 24;
 /// The largest cluster (PTX ISA: 8 portable, 16 with the non-portable attribute).
 pub const MAX_CLUSTER_CTAS: u32 = 16;
 
-/// A shared::cluster address as (rank, offset); rank None is the executing CTA.
+/// The address a program sees for CTA `rank`'s shared byte at `offset`.
+pub fn arch_addr(rank: u32, offset: u64) -> u64 {
+    (rank as u64) * CLUSTER_RANK_STRIDE + offset % CLUSTER_RANK_STRIDE
+}
+
+/// The offset part of a program's shared address, whatever CTA it names.
+pub fn arch_offset(addr: u64) -> u64 {
+    addr % CLUSTER_RANK_STRIDE
+}
+
+/// A program's shared address as the simulator resolves it in the CTA of rank `own`: its own
+/// bytes as offsets, a peer's as `cluster_addr`.
+pub fn internal_addr(addr: u64, own: u32) -> u64 {
+    let rank = addr / CLUSTER_RANK_STRIDE;
+    if rank == u64::from(own) {
+        arch_offset(addr)
+    } else {
+        // A rank past the cluster stays one here, for check_rank to report.
+        cluster_addr(rank.min(u64::from(u32::MAX - 1)) as u32, arch_offset(addr))
+    }
+}
+
+/// An internal shared::cluster address as (rank, offset); rank None is the executing CTA.
 pub fn split_cluster_addr(addr: u64) -> (Option<u32>, u64) {
     if addr < CLUSTER_RANK_STRIDE {
         (None, addr)
@@ -31,7 +58,7 @@ pub fn split_cluster_addr(addr: u64) -> (Option<u32>, u64) {
     }
 }
 
-/// `mapa`: CTA `rank`'s address of shared offset `offset`.
+/// CTA `rank`'s shared offset `offset` as an internal address.
 pub fn cluster_addr(rank: u32, offset: u64) -> u64 {
     (rank as u64 + 1) * CLUSTER_RANK_STRIDE + offset % CLUSTER_RANK_STRIDE
 }

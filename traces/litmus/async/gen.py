@@ -75,10 +75,15 @@ CLUSTER_SYNC = """\tbarrier.cluster.arrive.release.aligned;
 \tbarrier.cluster.wait.acquire.aligned;
 """
 
+# A descriptor's start address is 14 bits of (address >> 4): the address is masked first,
+# since on sm_90 a shared address carries the CTA's cluster rank at bit 24 and would spill
+# into the LBO field in every CTA but rank 0 (an H100 faulted on the unmasked form).
 WGMMA = """\tshr.u32 \t%r9, %r2, 4;
+\tand.b32 \t%r9, %r9, 16383;
 \tcvt.u64.u32 \t%rd10, %r9;
 \tor.b64 \t%rd10, %rd10, {hi};
 \tshr.u32 \t%r10, %r3, 4;
+\tand.b32 \t%r10, %r10, 16383;
 \tcvt.u64.u32 \t%rd11, %r10;
 \tor.b64 \t%rd11, %rd11, {hi};
 \tsetp.ne.u32 \t%p2, %r8, 0;

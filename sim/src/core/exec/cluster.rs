@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::core::async_state::ClusterOp;
-use crate::core::cluster::{cluster_addr, split_cluster_addr, CLUSTER_RANK_STRIDE};
+use crate::core::cluster::{arch_addr, arch_offset, split_cluster_addr, CLUSTER_RANK_STRIDE};
 use crate::core::landing::{Landing, RemoteRead};
 
 impl<'a> ExecEnv<'a> {
@@ -39,10 +39,9 @@ impl<'a> ExecEnv<'a> {
                                 ),
                             ));
                         }
-                        mem::window_base(Space::Shared)
-                            + cluster_addr(r as u32, self.own_offset(off))
+                        mem::window_base(Space::Shared) + arch_addr(r as u32, arch_offset(off))
                     } else {
-                        cluster_addr(r as u32, self.own_offset(v & 0xFFFF_FFFF))
+                        arch_addr(r as u32, arch_offset(v & 0xFFFF_FFFF))
                     };
                     w.write(d.0, l, out);
                 }
@@ -208,11 +207,6 @@ impl<'a> ExecEnv<'a> {
                 w.hopper.remote_loads.push(r.0);
             }
         }
-    }
-
-    /// The offset part of an address that may already be a cluster address.
-    fn own_offset(&self, a: u64) -> u64 {
-        split_cluster_addr(a).1
     }
 
     fn check_rank(&self, w: &Warp, inst: &Inst, l: usize, r: u64) -> Result<(), Fault> {

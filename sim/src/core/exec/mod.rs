@@ -294,18 +294,30 @@ impl<'a> ExecEnv<'a> {
         i(0) + c[0] * (i(1) + c[1] * i(2))
     }
 
+    /// A program's shared address as this CTA resolves it (`core::cluster::internal_addr`);
+    /// outside clusters every address is the CTA's own, unchanged.
+    fn internal_shared(&self, at: u64) -> u64 {
+        if self.geom.cluster == [1, 1, 1] {
+            at
+        } else {
+            crate::core::cluster::internal_addr(at, self.cluster_rank())
+        }
+    }
+
     /// A variable's address in its own space (local variables: in the lane's local memory).
     fn sym_addr(&self, w: &Warp, s: SymbolId) -> u64 {
         match self.prog.locs[s.0 as usize] {
             Loc::KernelParam(o) | Loc::Const(o) | Loc::Global(o) => o,
             Loc::Frame(o) => w.frame().local_base as u64 + o,
-            Loc::Shared { offset, dynamic } => {
+            // sm_90 shared addresses carry the CTA's cluster rank (`core::cluster`).
+            Loc::Shared { offset, dynamic } => crate::core::cluster::arch_addr(
+                self.cluster_rank(),
                 if dynamic {
                     self.geom.static_shared as u64
                 } else {
                     offset
-                }
-            }
+                },
+            ),
         }
     }
 
@@ -352,7 +364,11 @@ impl<'a> ExecEnv<'a> {
         };
         let addr = base.wrapping_add(a.offset as u64);
         match space {
-            Space::Generic => decode_generic(addr),
+            Space::Generic => match decode_generic(addr) {
+                (Space::Shared, at) => (Space::Shared, self.internal_shared(at)),
+                other => other,
+            },
+            Space::Shared => (Space::Shared, self.internal_shared(addr)),
             Space::Param => {
                 let in_entry = self.prog.module.function(w.func()).kind == FuncKind::Entry;
                 match sym_loc {
