@@ -161,6 +161,27 @@ fn bad_scheduler_choice_exits_2_with_the_choices() {
     assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
 
+/// `sm.fence`: each scope's cycles are bounded, a wrong key names the three valid ones.
+#[test]
+fn bad_fence_costs_exit_2_with_the_key() {
+    for (set, want) in [
+        ("sm.fence.gpu=4000000000", "sm.fence.gpu"),
+        ("sm.fence.cta=abc", "expected u32"),
+        ("sm.fence.bogus=3", "`cta`, `gpu`, `sys`"),
+    ] {
+        let r = gpusim(&[
+            "run",
+            "traces/microbench/fence_cost.yaml",
+            "--config",
+            "configs/hopper-h100.yaml",
+            "--set",
+            set,
+        ])
+        .expect(2);
+        assert!(r.stderr.contains(want), "{set}: {}", r.stderr);
+    }
+}
+
 #[test]
 fn unknown_config_key_exits_2_with_the_valid_keys() {
     let r = gpusim(&[

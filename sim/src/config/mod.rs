@@ -749,6 +749,16 @@ impl Config {
                 ));
             }
         }
+        let f = &sm.fence;
+        for (key, cycles) in [
+            ("sm.fence.cta", f.cta),
+            ("sm.fence.gpu", f.gpu),
+            ("sm.fence.sys", f.sys),
+        ] {
+            if cycles > 1 << 20 {
+                return Err((key, format!("must be at most 1048576, got {cycles}")));
+            }
+        }
         if let Some(t) = &sm.tma {
             if t.bytes_per_cycle == 0 || t.bytes_per_cycle > 4096 {
                 return Err((

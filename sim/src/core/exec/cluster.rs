@@ -80,7 +80,7 @@ impl<'a> ExecEnv<'a> {
     /// Without a cluster of several CTAs no address can name a peer, so ordinary kernels
     /// pay nothing on their memory path (an out-of-range shared address still faults there).
     pub(super) fn peer_access(&self, w: &Warp, inst: &Inst, exec: Mask) -> bool {
-        if self.geom.cluster == [1, 1, 1] {
+        if !self.in_cluster() {
             return false;
         }
         let (space, addr) = match &inst.op {

@@ -297,11 +297,17 @@ impl<'a> ExecEnv<'a> {
     /// A program's shared address as this CTA resolves it (`core::cluster::internal_addr`);
     /// outside clusters every address is the CTA's own, unchanged.
     fn internal_shared(&self, at: u64) -> u64 {
-        if self.geom.cluster == [1, 1, 1] {
-            at
-        } else {
+        if self.in_cluster() {
             crate::core::cluster::internal_addr(at, self.cluster_rank())
+        } else {
+            at
         }
+    }
+
+    /// Whether the launch has clusters of several CTAs (ranks other than 0 exist).
+    #[inline]
+    pub(super) fn in_cluster(&self) -> bool {
+        self.geom.cluster != [1, 1, 1]
     }
 
     /// A variable's address in its own space (local variables: in the lane's local memory).
@@ -310,14 +316,18 @@ impl<'a> ExecEnv<'a> {
             Loc::KernelParam(o) | Loc::Const(o) | Loc::Global(o) => o,
             Loc::Frame(o) => w.frame().local_base as u64 + o,
             // sm_90 shared addresses carry the CTA's cluster rank (`core::cluster`).
-            Loc::Shared { offset, dynamic } => crate::core::cluster::arch_addr(
-                self.cluster_rank(),
-                if dynamic {
+            Loc::Shared { offset, dynamic } => {
+                let offset = if dynamic {
                     self.geom.static_shared as u64
                 } else {
                     offset
-                },
-            ),
+                };
+                if self.in_cluster() {
+                    crate::core::cluster::arch_addr(self.cluster_rank(), offset)
+                } else {
+                    offset
+                }
+            }
         }
     }
 
