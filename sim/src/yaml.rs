@@ -68,45 +68,48 @@ pub fn without_path(path: &str, message: &str) -> String {
 /// comments, quoted scalars, block scalars (`|`, `>`) and brackets inside plain scalars of
 /// block context (`if (x) { ... }` in a program's text).
 pub fn check_depth(text: &str) -> Result<(), YamlError> {
+    // Bytes, not chars: every character the scan looks for is ASCII, and in UTF-8 no byte of
+    // a multi-byte character is ASCII (the scan runs over every input, configs included).
     let mut depth = 0usize;
     // Indentation of the line that opened a block scalar; its more indented lines are text.
     let mut block_scalar: Option<usize> = None;
-    let mut quote: Option<char> = None;
+    let mut quote: Option<u8> = None;
     for (line_no, line) in text.lines().enumerate() {
-        let indent = line.len() - line.trim_start_matches(' ').len();
+        let bytes = line.as_bytes();
+        let indent = bytes.iter().take_while(|&&b| b == b' ').count();
         if let Some(parent) = block_scalar {
-            if line.trim().is_empty() || indent > parent {
+            if indent > parent || bytes.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             block_scalar = None;
         }
-        let mut prev = ' ';
+        let mut prev = b' ';
         // The last non-blank character before this one on the line: a quote opens a scalar
         // only where a value starts, not inside a plain scalar (`don't`).
-        let mut last: Option<char> = None;
-        let mut chars = line.char_indices().peekable();
-        while let Some((col, c)) = chars.next() {
+        let mut last: Option<u8> = None;
+        let mut col = 0;
+        while col < bytes.len() {
+            let c = bytes[col];
             match quote {
                 // `''` is an escaped quote inside a single-quoted scalar.
-                Some('\'') if c == '\'' && chars.peek().map(|p| p.1) == Some('\'') => {
-                    chars.next();
-                }
-                Some('\'') if c == '\'' => quote = None,
-                Some('"') if c == '"' && prev != '\\' => quote = None,
+                Some(b'\'') if c == b'\'' && bytes.get(col + 1) == Some(&b'\'') => col += 1,
+                Some(b'\'') if c == b'\'' => quote = None,
+                Some(b'"') if c == b'"' && prev != b'\\' => quote = None,
                 Some(_) => {}
                 None => match c {
-                    '#' if prev == ' ' || prev == '\t' => break,
-                    '\'' | '"'
-                        if (prev.is_whitespace() || "[{,".contains(prev))
-                            && last.is_none_or(|l| "[{,:-?".contains(l)) =>
+                    b'#' if prev == b' ' || prev == b'\t' => break,
+                    b'\'' | b'"'
+                        if (prev.is_ascii_whitespace() || b"[{,".contains(&prev))
+                            && last.is_none_or(|l| b"[{,:-?".contains(&l)) =>
                     {
                         quote = Some(c)
                     }
                     // In block context a bracket opens a flow collection only where a value
                     // starts (`key: [`, `- {`); inside one, every bracket is structural.
-                    '[' | '{'
+                    b'[' | b'{'
                         if depth > 0
-                            || (prev.is_whitespace() && last.is_none_or(|l| ":-?".contains(l))) =>
+                            || (prev.is_ascii_whitespace()
+                                && last.is_none_or(|l| b":-?".contains(&l))) =>
                     {
                         depth += 1;
                         if depth > MAX_DEPTH {
@@ -120,14 +123,15 @@ pub fn check_depth(text: &str) -> Result<(), YamlError> {
                             });
                         }
                     }
-                    ']' | '}' if depth > 0 => depth -= 1,
+                    b']' | b'}' if depth > 0 => depth -= 1,
                     _ => {}
                 },
             }
-            if !c.is_whitespace() {
+            if !c.is_ascii_whitespace() {
                 last = Some(c);
             }
             prev = c;
+            col += 1;
         }
         if quote.is_none() && depth == 0 && opens_block_scalar(line) {
             block_scalar = Some(indent);

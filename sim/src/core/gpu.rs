@@ -191,6 +191,7 @@ pub fn run_launch_observed(
         kernel: entry.name.clone(),
         cluster,
         explicit_cluster: spec.cluster.is_some() || entry.req_cluster.is_some(),
+        multi_cta_cluster: cluster != [1, 1, 1],
     };
     let cluster_ctas: u32 = cluster.iter().product();
     let interest = spec
@@ -778,7 +779,12 @@ fn make_cta(
         let valid = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
         // The buffers of a warp that finished on this SM, emptied: a fresh warp's contents
         // without its allocations (a short kernel's warps issue a few dozen instructions).
-        let mut old = spare.pop().map(Buffers::take).unwrap_or_default();
+        // A first warp's lane scratch starts at a warp's width: growing it from empty
+        // reallocates each vector four or five times in the warp's first memory instruction.
+        let mut old = spare
+            .pop()
+            .map(Buffers::take)
+            .unwrap_or_else(|| Buffers::for_lanes(ws as usize));
         // Warp k holds linear thread ids 32k..32k+31 in ascending lane order (Habermaier §5.6).
         old.tid.extend((0..ws).map(|l| {
             let t = (first + l).min(threads - 1);
@@ -875,6 +881,20 @@ struct Buffers {
 }
 
 impl Buffers {
+    /// Fresh buffers whose per-lane scratch holds a warp's lanes without growing.
+    fn for_lanes(lanes: usize) -> Buffers {
+        Buffers {
+            mem_accesses: Vec::with_capacity(lanes),
+            mem_keys: Vec::with_capacity(lanes),
+            mem_lanes: Vec::with_capacity(lanes),
+            mem_global: Vec::with_capacity(lanes),
+            mem_lines: Vec::with_capacity(lanes),
+            mem_txns: Vec::with_capacity(lanes),
+            mem_values: Vec::with_capacity(lanes),
+            ..Buffers::default()
+        }
+    }
+
     fn take(w: Warp) -> Buffers {
         fn empty<T>(mut v: Vec<T>) -> Vec<T> {
             v.clear();

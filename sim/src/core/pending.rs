@@ -155,6 +155,20 @@ pub struct Origin {
 }
 
 impl Pending {
+    /// An entry whose buffers hold a 32-lane instruction's writes and a few operations
+    /// without growing: the buffers circulate through `Issuing`, so a fresh one would be
+    /// grown from empty by the next instruction issued.
+    fn sized_for_a_warp() -> Pending {
+        const LANES: usize = 32;
+        Pending {
+            held: Vec::with_capacity(4),
+            regs: Vec::with_capacity(LANES),
+            ops: Vec::with_capacity(4),
+            progs: Vec::with_capacity(4),
+            ..Pending::default()
+        }
+    }
+
     /// The value lane write `w` receives, or None if its program did not write the registers.
     pub fn value(&self, w: &RegWrite) -> Option<u64> {
         match w.src {
@@ -223,7 +237,7 @@ pub fn untag(tag: u64) -> (usize, u64, usize) {
 impl InFlight {
     /// A fresh entry (buffers reused), not yet inserted.
     pub fn blank(&mut self) -> Pending {
-        let mut p = self.spare.pop().unwrap_or_default();
+        let mut p = self.spare.pop().unwrap_or_else(Pending::sized_for_a_warp);
         p.held.clear();
         p.regs.clear();
         p.copies.clear();

@@ -39,6 +39,8 @@ pub struct LaunchGeom {
     /// The cluster shape (1, 1, 1 without clusters) and whether the launch named one.
     pub cluster: [u32; 3],
     pub explicit_cluster: bool,
+    /// `cluster` holds more than one CTA (kept as a flag: every shared access asks).
+    pub multi_cta_cluster: bool,
 }
 
 /// Everything outside the warp that an instruction may read or change.
@@ -307,7 +309,7 @@ impl<'a> ExecEnv<'a> {
     /// Whether the launch has clusters of several CTAs (ranks other than 0 exist).
     #[inline]
     pub(super) fn in_cluster(&self) -> bool {
-        self.geom.cluster != [1, 1, 1]
+        self.geom.multi_cta_cluster
     }
 
     /// A variable's address in its own space (local variables: in the lane's local memory).
