@@ -889,7 +889,8 @@ impl Buffers {
             mem_lanes: Vec::with_capacity(lanes),
             mem_global: Vec::with_capacity(lanes),
             mem_lines: Vec::with_capacity(lanes),
-            mem_txns: Vec::with_capacity(lanes),
+            // An operation is 224 bytes and a coalesced access makes one to four.
+            mem_txns: Vec::with_capacity(4),
             mem_values: Vec::with_capacity(lanes),
             ..Buffers::default()
         }
