@@ -98,7 +98,7 @@ pub(super) fn expected_values(
     let mut out = Vec::with_capacity(n * dtype.size());
     for (i, v) in vals.iter().enumerate() {
         let (f, e) = number(v).ok_or_else(|| (Some(i), "not a number".to_string()))?;
-        out.extend(encode_number(dtype, f, e).map_err(|e| (Some(i), e))?);
+        out.extend_from_slice(&encode_number(dtype, f, e).map_err(|e| (Some(i), e))?);
     }
     Ok(out)
 }

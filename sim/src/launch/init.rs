@@ -37,34 +37,54 @@ impl DType {
 }
 
 /// Encode one number as the element bytes of `dtype`, or say why it does not fit.
-pub fn encode_number(dtype: DType, v: f64, exact_int: Option<i128>) -> Result<Vec<u8>, String> {
+pub fn encode_number(dtype: DType, v: f64, exact_int: Option<i128>) -> Result<Encoded, String> {
     let name = dtype.name();
     let n = (v, exact_int);
-    Ok(match dtype {
+    let bits: u64 = match dtype {
         DType::F16 => {
-            scalar::fit_float(v, name, 65504.0, half::f16::from_f64, |x| x.is_infinite())?
-                .to_le_bytes()
-                .to_vec()
+            scalar::fit_float(v, name, 65504.0, half::f16::from_f64, |x| x.is_infinite())?.to_bits()
+                as u64
         }
         DType::Bf16 => {
             scalar::fit_float(v, name, 3.3895313892515355e38, half::bf16::from_f64, |x| {
                 x.is_infinite()
             })?
-            .to_le_bytes()
-            .to_vec()
+            .to_bits() as u64
         }
         DType::F32 => {
             scalar::fit_float(v, name, f32::MAX as f64, |x| x as f32, |x| x.is_infinite())?
-                .to_le_bytes()
-                .to_vec()
+                .to_bits() as u64
         }
-        DType::F64 => v.to_le_bytes().to_vec(),
-        _ => {
-            let size = dtype.size();
-            let bits = scalar::fit_int(n, 8 * size as u32, dtype.signedness(), name)?;
-            bits.to_le_bytes()[..size].to_vec()
-        }
+        DType::F64 => v.to_bits(),
+        _ => scalar::fit_int(n, 8 * dtype.size() as u32, dtype.signedness(), name)? as u64,
+    };
+    Ok(Encoded {
+        bytes: bits.to_le_bytes(),
+        len: dtype.size() as u8,
     })
+}
+
+/// One element's little-endian bytes (at most 8), without a heap allocation: buffers of
+/// millions of elements are encoded one element at a time.
+#[derive(Clone, Copy, Debug)]
+pub struct Encoded {
+    bytes: [u8; 8],
+    len: u8,
+}
+
+impl std::ops::Deref for Encoded {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+impl<'a> IntoIterator for &'a Encoded {
+    type Item = &'a u8;
+    type IntoIter = std::slice::Iter<'a, u8>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 const FORMS: &str = "zeros | { fill: X } | { iota: { start, step } } | { random: { seed, low, high } } | { values: [...] } | { npy: FILE }";
@@ -99,8 +119,8 @@ pub fn initial_bytes(m: &LoadedManifest, spec: &BufferSpec) -> Result<Vec<u8>, S
                     for (i, it) in items.iter().enumerate() {
                         let (f, e) =
                             number(it).ok_or_else(|| format!("values[{i}] is not a number"))?;
-                        out.extend(
-                            encode_number(spec.dtype, f, e)
+                        out.extend_from_slice(
+                            &encode_number(spec.dtype, f, e)
                                 .map_err(|e| format!("values[{i}]: {e}"))?,
                         );
                     }
@@ -200,8 +220,8 @@ fn iota(spec: &BufferSpec, v: &Value) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(n * spec.dtype.size());
     for k in 0..n {
         let (f, e) = element(k);
-        out.extend(
-            encode_number(spec.dtype, f, e).map_err(|err| format!("iota element {k}: {err}"))?,
+        out.extend_from_slice(
+            &encode_number(spec.dtype, f, e).map_err(|err| format!("iota element {k}: {err}"))?,
         );
     }
     Ok(out)
@@ -248,12 +268,12 @@ fn random(spec: &BufferSpec, v: &Value) -> Result<Vec<u8>, String> {
         let r = splitmix(&mut st);
         if spec.dtype.is_float() {
             let u = (r >> 11) as f64 / (1u64 << 53) as f64;
-            out.extend(encode_number(spec.dtype, low + (high - low) * u, None)?);
+            out.extend_from_slice(&encode_number(spec.dtype, low + (high - low) * u, None)?);
         } else {
             // low and high are integers of the dtype (checked above): so is every draw.
             let span = ((high - low) as u128).saturating_add(1);
             let i = (low as i128).saturating_add((r as u128 % span) as i128);
-            out.extend(encode_number(spec.dtype, i as f64, Some(i))?);
+            out.extend_from_slice(&encode_number(spec.dtype, i as f64, Some(i))?);
         }
     }
     Ok(out)
