@@ -646,7 +646,9 @@ impl MemorySystem {
             self.deliver_to_slices(c, env);
             let mut i = 0;
             while let Some(s) = self.slice_on.next(i) {
-                self.slice_cycle(s, c, env)?;
+                if self.slices[s].has_work_at(c) {
+                    self.slice_cycle(s, c, env)?;
+                }
                 i = s + 1;
             }
             self.deliver_to_sms(c, env)?;

@@ -104,6 +104,17 @@ impl SliceStage {
         t
     }
 
+    /// Whether a visit in cycle `c` could change anything: a DRAM request waiting for its
+    /// link, a reply or a DRAM return due, or a request queued. Without any, `slice_cycle`
+    /// sends nothing, runs nothing and counts nothing, so the cycle skips the slice (most
+    /// busy slices only hold replies in their pipeline or returns on their way).
+    pub fn has_work_at(&self, c: u64) -> bool {
+        !self.to_dram.is_empty()
+            || !self.input.is_empty()
+            || self.to_sm.front().is_some_and(|&(at, _)| at <= c)
+            || self.returns.front().is_some_and(|&(at, _)| at <= c)
+    }
+
     /// An operation back from DRAM at cycle `at`, kept in arrival order.
     pub fn push_return(&mut self, at: u64, id: u32) {
         let i = self.returns.partition_point(|&(a, _)| a <= at);
