@@ -23,6 +23,9 @@ pub struct Sm {
     pub warps: Vec<Option<Warp>>,
     /// Warps of retired CTAs, whose buffers the next CTA's warps reuse (`gpu::make_cta`).
     pub spare_warps: Vec<Warp>,
+    /// CTAs whose warps have all completed and that have not retired yet (so the end of a
+    /// cycle looks for them only when there are some).
+    ctas_done: u32,
     /// Warp instructions of the CTAs retired so far (sampling's per-CTA estimate).
     pub retired_warp_instructions: u64,
     pub ctas: Vec<Option<Cta>>,
@@ -87,6 +90,7 @@ impl Sm {
         let n = cfg.sm.max_warps as usize;
         Sm {
             spare_warps: Vec::new(),
+            ctas_done: 0,
             retired_warp_instructions: 0,
             id,
             warps: (0..n).map(|_| None).collect(),
@@ -180,6 +184,9 @@ impl Sm {
         self.used_warps += cta.n_warps;
         self.used_regs += cta.regs;
         self.used_shared += cta.shared_bytes;
+        if cta.n_warps == 0 {
+            self.ctas_done += 1;
+        }
         for mut w in warps {
             let slot = self
                 .warps
@@ -649,6 +656,9 @@ impl Sm {
         let cslot = self.warps[slot].as_ref().unwrap().cta;
         let cta = self.ctas[cslot].as_mut().unwrap();
         cta.completed_warps += 1;
+        if cta.completed_warps == cta.n_warps {
+            self.ctas_done += 1;
+        }
         if cta.cluster.peers.len() > 1 {
             // Exited threads count as arrived at the cluster barrier from now on.
             let threads = self.warps[slot]
@@ -678,6 +688,10 @@ impl Sm {
     /// Retire the CTAs whose warps have all completed, at the end of a cycle (so every warp is
     /// accounted for in every cycle it was resident); returns how many retired.
     fn retire_completed_ctas(&mut self) -> u32 {
+        if self.ctas_done == 0 {
+            return 0;
+        }
+        self.ctas_done = 0;
         let mut n = 0;
         for cslot in 0..self.ctas.len() {
             let done = self.ctas[cslot]
