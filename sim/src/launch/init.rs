@@ -56,7 +56,7 @@ pub fn encode_number(dtype: DType, v: f64, exact_int: Option<i128>) -> Result<En
                 .to_bits() as u64
         }
         DType::F64 => v.to_bits(),
-        _ => scalar::fit_int(n, 8 * dtype.size() as u32, dtype.signedness(), name)? as u64,
+        _ => scalar::fit_int(n, 8 * dtype.size() as u32, dtype.signedness(), name)?,
     };
     Ok(Encoded {
         bytes: bits.to_le_bytes(),

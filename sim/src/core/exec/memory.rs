@@ -38,6 +38,17 @@ impl Prog {
     }
 }
 
+/// A load or store as `exec_memory_lanes` decoded it: the instruction, its executing lanes,
+/// the space it names, its element type, what selects its program, and its address.
+struct LdSt<'i> {
+    inst: &'i Inst,
+    exec: Mask,
+    space: Space,
+    ty: Type,
+    prog: Prog,
+    addr: &'i Address,
+}
+
 /// The instruction's timing so far: the latest release and end of its programs.
 pub(super) struct Timing {
     pub(super) release: u64,
@@ -107,21 +118,19 @@ impl<'a> ExecEnv<'a> {
                 d,
                 addr,
             } => {
-                let prog = Prog {
-                    kind: "ld",
-                    cop: *cop,
-                    volatile: *volatile,
-                };
-                self.exec_ld(
-                    w,
+                let op = LdSt {
                     inst,
                     exec,
-                    (*space, *ty, prog),
-                    d,
+                    space: *space,
+                    ty: *ty,
+                    prog: Prog {
+                        kind: "ld",
+                        cop: *cop,
+                        volatile: *volatile,
+                    },
                     addr,
-                    &mut first_space,
-                    &mut t,
-                )?
+                };
+                self.exec_ld(w, &op, d, &mut first_space, &mut t)?
             }
             Op::St {
                 space,
@@ -131,21 +140,19 @@ impl<'a> ExecEnv<'a> {
                 addr,
                 src,
             } => {
-                let prog = Prog {
-                    kind: "st",
-                    cop: *cop,
-                    volatile: *volatile,
-                };
-                self.exec_st(
-                    w,
+                let op = LdSt {
                     inst,
                     exec,
-                    (*space, *ty, prog),
-                    src,
+                    space: *space,
+                    ty: *ty,
+                    prog: Prog {
+                        kind: "st",
+                        cop: *cop,
+                        volatile: *volatile,
+                    },
                     addr,
-                    &mut first_space,
-                    &mut t,
-                )?
+                };
+                self.exec_st(w, &op, src, &mut first_space, &mut t)?
             }
             Op::Atom { .. } => self.exec_atom(w, inst, exec, &mut first_space, &mut t)?,
             _ => unreachable!("`execute` dispatches only memory instructions here"),
@@ -153,21 +160,19 @@ impl<'a> ExecEnv<'a> {
         Ok(first_space.map(|space| self.summarise(w, space, t.release, t.end)))
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn exec_ld(
         &mut self,
         w: &mut Warp,
-        inst: &Inst,
-        exec: Mask,
-        (space, ty, prog): (Space, Type, Prog),
+        op: &LdSt,
         d: &RegVec,
-        addr: &Address,
         first_space: &mut Option<Space>,
         t: &mut Timing,
     ) -> Result<(), Fault> {
+        let (inst, exec, ty, prog) = (op.inst, op.exec, op.ty, op.prog);
+        let (space, addr) = (op.space, op.addr);
         let size = ty.size();
         let bytes = size * d.len as u32;
-        if self.exec_ld_uniform(w, inst, exec, (space, ty, prog), d, addr, first_space, t)? {
+        if self.exec_ld_uniform(w, op, d, first_space, t)? {
             return Ok(());
         }
         self.resolve_lanes(w, inst, exec, (space, addr, bytes), "load", first_space)?;
@@ -230,18 +235,16 @@ impl<'a> ExecEnv<'a> {
     /// executing lane: the same registers, faults, program and coalescer summary (one sector)
     /// as lane by lane, without 32 copies of the work. False when the load is not of that kind
     /// (nothing done then).
-    #[allow(clippy::too_many_arguments)]
     fn exec_ld_uniform(
         &mut self,
         w: &mut Warp,
-        inst: &Inst,
-        exec: Mask,
-        (space, ty, prog): (Space, Type, Prog),
+        op: &LdSt,
         d: &RegVec,
-        addr: &Address,
         first_space: &mut Option<Space>,
         t: &mut Timing,
     ) -> Result<bool, Fault> {
+        let (inst, exec, space, ty) = (op.inst, op.exec, op.space, op.ty);
+        let (prog, addr) = (op.prog, op.addr);
         let shared_space = matches!(space, Space::Param | Space::Const);
         if !shared_space || matches!(addr.base, AddrBase::Reg(_)) || exec == 0 {
             return Ok(false);
@@ -287,18 +290,16 @@ impl<'a> ExecEnv<'a> {
         Ok(true)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn exec_st(
         &mut self,
         w: &mut Warp,
-        inst: &Inst,
-        exec: Mask,
-        (space, ty, prog): (Space, Type, Prog),
+        op: &LdSt,
         src: &OpVec,
-        addr: &Address,
         first_space: &mut Option<Space>,
         t: &mut Timing,
     ) -> Result<(), Fault> {
+        let (inst, ty, prog) = (op.inst, op.ty, op.prog);
+        let (exec, space, addr) = (op.exec, op.space, op.addr);
         let size = ty.size();
         let bytes = size * src.len as u32;
         self.resolve_lanes(w, inst, exec, (space, addr, bytes), "store", first_space)?;
