@@ -56,6 +56,7 @@ fn export_writes_buffers_launches_parameters_and_checks() {
         VECADD,
         CLUSTER,
         "traces/faults/oob_global_load_past_end/oob_global_load_past_end.yaml",
+        "traces/semantics/t12_votes/t12_votes.yaml",
         "--gemm",
         GEMM,
         "--sizes",
@@ -67,6 +68,8 @@ fn export_writes_buffers_launches_parameters_and_checks() {
         "{}",
         r.stderr
     );
+    // A trace on 4-lane warps would run on 32-lane warps on a GPU: not exported either.
+    assert!(r.stderr.contains("sets sm.warp_size: 4"), "{}", r.stderr);
     let plan: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("plan.json")).unwrap()).unwrap();
     assert_eq!(plan["format"], "gpusim-export/1");

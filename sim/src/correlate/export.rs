@@ -69,7 +69,9 @@ impl Export {
     /// Export a manifest under the name `workload` (the path as the user gave it). A manifest
     /// that no GPU can run is not exported: `Ok(Some(why))`. That is one that expects a fault
     /// (a GPU would not run it to completion) or whose PTX uses the formal model's token
-    /// instructions (`ssy`, `preBrk`, ...), which are not PTX.
+    /// instructions (`ssy`, `preBrk`, ...), which are not PTX, or that sets a warp size
+    /// other than the GPU's 32 lanes (`set: {sm.warp_size: 4}`: a GPU would run its votes,
+    /// shuffles and branches on 32-lane warps, so its results need not be the trace's).
     pub fn manifest(&mut self, path: &Path) -> Result<Option<String>, String> {
         let lm = LoadedManifest::load(path).map_err(|e| e.to_string())?;
         let m = &lm.manifest;
@@ -77,6 +79,9 @@ impl Export {
             return Ok(Some(
                 "expects a fault; a GPU would not run it to completion".into(),
             ));
+        }
+        if let Some(why) = other_warp_size(&m.set) {
+            return Ok(Some(why));
         }
         let kernel = lm.resolve(&m.kernel);
         let src = std::fs::read_to_string(&kernel).map_err(|e| {
@@ -238,6 +243,19 @@ impl Export {
         }));
         Ok(())
     }
+}
+
+/// Why a manifest's config overrides make it run on warps other than a GPU's 32 lanes.
+fn other_warp_size(
+    set: &std::collections::BTreeMap<String, serde_norway::Value>,
+) -> Option<String> {
+    let v = set.get("sm.warp_size")?;
+    (v.as_u64() != Some(32)).then(|| {
+        format!(
+            "sets sm.warp_size: {}, and a GPU's warps are 32 lanes (its votes, shuffles and branches would run differently)",
+            serde_norway::to_string(v).unwrap_or_default().trim()
+        )
+    })
 }
 
 /// Where a module uses a token instruction of the formal model (Habermaier 2011, Sec. 5.4):
