@@ -823,6 +823,7 @@ fn make_cta(
             fetch_reason: crate::stats::Stall::NoInstruction,
             mem_done: 0,
             mem_in_flight: 0,
+            fence_from: None,
             mem_accesses: old.mem_accesses,
             mem_keys: old.mem_keys,
             mem_lanes: old.mem_lanes,

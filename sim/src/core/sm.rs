@@ -310,7 +310,13 @@ impl Sm {
         for d in &deferred {
             if let Some(ms) = engine.system() {
                 if let Some(why) = self.held_back(d.picked.slot, sh, ms) {
-                    // Picked, but the memory system cannot take it now: not issued.
+                    // Picked, but the memory system cannot take it now: not issued. A fence
+                    // starts its own wait now, beside the drain it waits for.
+                    if why == Stall::Membar && self.picked_fence(d.picked.slot, sh) {
+                        if let Some(w) = self.warps[d.picked.slot].as_mut() {
+                            w.fence_from.get_or_insert(cycle);
+                        }
+                    }
                     self.stats.unissue(why);
                     continue;
                 }
@@ -481,6 +487,21 @@ impl Sm {
             }
             _ => None,
         }
+    }
+
+    /// Whether warp `slot`'s next instruction is a fence with a cost of its own (`fence`, a
+    /// releasing mbarrier arrive), whose wait overlaps the drain (`Warp::fence_done`).
+    fn picked_fence(&self, slot: usize, sh: &Shared) -> bool {
+        use gpusim_isa::Op;
+        self.warps[slot]
+            .as_ref()
+            .and_then(|w| stages::fetch(w, sh.prog))
+            .is_some_and(|at| {
+                matches!(
+                    at.inst.op,
+                    Op::Fence { .. } | Op::MbarArrive { fence: Some(_), .. }
+                )
+            })
     }
 
     /// Whether this SM's TMA engine still holds a line of a store copy of warp `slot` in a bulk

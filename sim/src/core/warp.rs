@@ -68,6 +68,10 @@ pub struct Warp {
     /// Memory instructions whose operations the memory system still runs
     /// (`memory_engine: components`; a fence waits for none to be left).
     pub mem_in_flight: u32,
+    /// The cycle a fence (or a releasing mbarrier arrive) of this warp was first held back
+    /// by its memory operations in flight: the fence's own cost runs from then, beside the
+    /// drain, as an H100 overlaps the two waits (`Warp::fence_done`).
+    pub fence_from: Option<u64>,
     /// Scratch for the coalescer: the current memory instruction's per-lane accesses and the
     /// sector or word ids it sorts (reused, so steady state does not allocate).
     pub mem_accesses: Vec<crate::mem::coalesce::LaneAccess>,
@@ -174,6 +178,14 @@ impl Warp {
     }
 
     /// Recompute `next_ready` for the instruction at the current pc.
+    /// When a fence issued at `now` that costs `cost` cycles is done: after the warp's memory
+    /// operations (`mem_done`) and after its own cost, counted from when it first waited
+    /// (`fence_from`, taken) — the drain and the fence overlap (docs/memory.md, "Fences").
+    pub fn fence_done(&mut self, now: u64, cost: u64) -> u64 {
+        let from = self.fence_from.take().unwrap_or(now).min(now);
+        self.mem_done.max(now).max(from + cost)
+    }
+
     pub fn refresh_ready(&mut self, prog: &super::program::Program) {
         let f = self.func().0 as usize;
         let pc = self.pc() as usize;

@@ -49,13 +49,13 @@ impl<'a> ExecEnv<'a> {
                 fence,
                 ..
             } => {
-                // `.release.cluster`: the warp first waits as at a GPU-scope fence (issue
-                // waited for its memory operations; now the fence's own cost). A remote
+                // `.release.cluster`: the warp waits as at a GPU-scope fence (for its memory
+                // operations and, beside them, the fence's own cost). A remote
                 // arrive leaves when the fence is done; a local one is applied now, the warp
                 // held for the fence (the waiter sees it up to a fence early).
                 let sent = match fence {
                     Some(level) if exec != 0 => {
-                        let done = w.mem_done.max(self.cycle) + self.fence.cycles(*level);
+                        let done = w.fence_done(self.cycle, self.fence.cycles(*level));
                         w.hold(done, crate::stats::Stall::Membar);
                         done
                     }

@@ -78,14 +78,14 @@ impl<'a> ExecEnv<'a> {
                 }
             }
             // A fence holds the warp until its outstanding memory operations have completed
-            // (Habermaier §5.6 canBeScheduled: no thread may have a pending membar), and then
-            // for the fence's own cost at its scope (`sm.fence`).
+            // (Habermaier §5.6 canBeScheduled: no thread may have a pending membar) and for
+            // the fence's own cost at its scope (`sm.fence`), which runs beside the drain.
             // A GPU- or system-scope fence also fires the formal `flush` rule on this SM's L1,
             // so that its loads after the fence see other SMs' writes (docs/memory.md); a CTA's
             // threads share the SM, so `membar.cta` needs no flush.
             Op::Fence { level } => {
                 if exec != 0 {
-                    let done = w.mem_done.max(self.cycle) + self.fence.cycles(*level);
+                    let done = w.fence_done(self.cycle, self.fence.cycles(*level));
                     w.hold(done, crate::stats::Stall::Membar);
                     if *level != FenceLevel::Cta {
                         self.flush_l1();
