@@ -401,6 +401,13 @@ fn cmd_run(args: &RunArgs) -> i32 {
         if let Some(line) = k.sample.as_ref().map(sample_line) {
             outln!("    {line}");
         }
+        if let Some(sp) = k.l1_split {
+            outln!(
+                "    L1/shared split: {} KiB shared memory, {} KiB L1 per SM (l1.carveout: driver)",
+                sp.shared_kib,
+                sp.l1_kib
+            );
+        }
     }
     outln!("  cycles              {}", s.totals.cycles);
     outln!("  warp instructions   {}", s.totals.warp_instructions);

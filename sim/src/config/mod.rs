@@ -467,6 +467,25 @@ pub struct L1Config {
     /// (`mem::system`): a memory instruction whose operations do not fit does not issue. At
     /// least `sm.warp_size`, the most operations one instruction makes.
     pub request_queue: u32,
+    /// How a launch splits the SM's unified L1/shared array (`size_kib` + `sm.shared_bytes`):
+    /// the config's split, or the driver's per-kernel choice among `carveouts_kib`
+    /// (`core::carveout`).
+    #[serde(default)]
+    pub carveout: Carveout,
+    /// The shared-memory capacities, KiB, ascending, that `carveout: driver` chooses from.
+    #[serde(default)]
+    pub carveouts_kib: Vec<u32>,
+}
+
+/// `l1.carveout`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Carveout {
+    /// `l1.size_kib` of L1 and `sm.shared_bytes` of shared memory for every launch.
+    #[default]
+    Fixed,
+    /// Per launch, the smallest carve-out that does not limit occupancy (CUDA's driver).
+    Driver,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -811,6 +830,7 @@ impl Config {
         for (k, g) in [(L1_KEYS, self.l1_geometry()), (L2_KEYS, self.l2_geometry())] {
             validate_cache(&k, &g, sm.count)?;
         }
+        self.validate_carveouts()?;
         let names = crate::mem::cache::SET_INDEXES;
         if !names.contains(&self.l2.set_index.as_str()) {
             return Err((
@@ -916,6 +936,41 @@ impl Config {
                 crate::mem::program::library::ALL.map(|(o, _)| o)
             )
         })
+    }
+
+    /// The SM's unified L1/shared array, KiB: the config's L1 and shared memory together.
+    pub fn unified_l1_kib(&self) -> u32 {
+        self.l1.size_kib + self.sm.shared_bytes / 1024
+    }
+
+    /// `l1.carveouts_kib` under `carveout: driver`: ascending capacities of the unified array
+    /// that leave the L1 at least one set of `ways` lines, the largest not above
+    /// `sm.shared_bytes` (launches are checked against that before they run).
+    fn validate_carveouts(&self) -> Result<(), (&'static str, String)> {
+        let l1 = &self.l1;
+        if l1.carveout != Carveout::Driver {
+            return Ok(());
+        }
+        let c = &l1.carveouts_kib;
+        let unified = self.unified_l1_kib();
+        let min_l1 = (l1.ways as u64 * l1.line_bytes as u64).div_ceil(1024);
+        if c.is_empty() || c.windows(2).any(|w| w[0] >= w[1]) {
+            return Err((
+                "l1.carveouts_kib",
+                format!("`l1.carveout: driver` needs the shared-memory capacities the driver chooses from, ascending (KiB); got {c:?}"),
+            ));
+        }
+        let last = *c.last().expect("not empty");
+        if last > self.sm.shared_bytes / 1024 || u64::from(unified - last) < min_l1 {
+            return Err((
+                "l1.carveouts_kib",
+                format!(
+                    "the largest capacity ({last} KiB) must be at most sm.shared_bytes ({} KiB) and leave the L1 one set ({min_l1} KiB of the {unified} KiB unified array)",
+                    self.sm.shared_bytes / 1024
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The coalescer's view of this config.
@@ -1303,6 +1358,35 @@ mod tests {
             e.to_string().contains("lrr") && e.to_string().contains("gto"),
             "{e}"
         );
+    }
+
+    /// `l1.carveout: driver` needs ascending carve-outs that fit the shared memory and leave
+    /// the L1 a set; each mistake names `l1.carveouts_kib`, and a wrong policy name lists the
+    /// choices.
+    #[test]
+    fn driver_carveouts_are_checked() {
+        let with = |list: &str| {
+            let sets = [
+                ("l1.carveout".to_string(), "driver".to_string()),
+                ("l1.carveouts_kib".to_string(), list.to_string()),
+            ];
+            Config::from_yaml("t", TINY_YAML, &sets)
+        };
+        let shared_kib = Config::tiny().sm.shared_bytes / 1024;
+        assert!(with(&format!("[0, 8, {shared_kib}]")).is_ok());
+        for bad in [
+            "[]",
+            "[8, 0]",
+            "[0, 8, 8]",
+            &format!("[0, {}]", shared_kib + 1),
+        ] {
+            let e = with(bad).unwrap_err().to_string();
+            assert!(e.contains("l1.carveouts_kib"), "{bad}: {e}");
+        }
+        let e = Config::from_yaml("t", TINY_YAML, &[("l1.carveout".into(), "auto".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fixed") && e.contains("driver"), "{e}");
     }
 
     #[test]

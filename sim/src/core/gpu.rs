@@ -145,6 +145,17 @@ pub fn run_launch_observed(
     // static data at its declared alignment.
     let window = prog.module.dynamic_shared_offset();
     let shared_needed = window + u64::from(spec.dynamic_shared);
+    // `l1.carveout: driver`: this launch's L1/shared split, applied to the config every SM
+    // and occupancy check of the launch reads.
+    let split = super::carveout::split(cfg, prog, spec.entry, threads, shared_needed);
+    let split_cfg;
+    let cfg = match split {
+        Some(s) => {
+            split_cfg = super::carveout::apply(cfg, s);
+            &split_cfg
+        }
+        None => cfg,
+    };
     let cluster = match super::cluster::cluster_shape(
         spec.grid,
         spec.cluster,
@@ -554,6 +565,7 @@ pub fn run_launch_observed(
         sms.iter().map(|s| (s.id, &s.stats)),
     );
     stats.fault = fault.as_ref().map(|f| f.kind.name());
+    stats.l1_split = split;
     // A sampled launch's cycles are the prediction; its other counters cover what ran.
     if let Some(s) = &sampler {
         let report = s.report(cycles, stats.counters.warp_instructions);

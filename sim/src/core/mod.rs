@@ -6,6 +6,7 @@
 //! system can change without touching semantics.
 
 pub mod async_state;
+pub mod carveout;
 pub mod cluster;
 pub mod crew;
 pub mod cta;

@@ -54,25 +54,14 @@ pub fn peak_tflops(cfg: &Config, math: Math, clock_hz: f64) -> f64 {
 pub fn ctas_per_sm(cfg: &Config, prog: &Program, entry: FuncId, launch: &LaunchSpec) -> u32 {
     let sm = &cfg.sm;
     let threads = launch.block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
-    let warps = threads.div_ceil(sm.warp_size).max(1);
     let regs_per_warp = crate::core::gpu::regs_per_thread(prog, cfg, entry)
         .saturating_mul(sm.warp_size)
         .max(1);
-    let warps_by_regs = (sm.registers / sm.schedulers / regs_per_warp) * sm.schedulers;
     let shared = u32::try_from(prog.module.dynamic_shared_offset())
         .unwrap_or(u32::MAX)
         .saturating_add(launch.dynamic_shared);
     let by_shared = sm.shared_bytes.checked_div(shared).unwrap_or(u32::MAX);
-    [
-        sm.max_ctas,
-        sm.max_threads / threads.max(1),
-        sm.max_warps / warps,
-        warps_by_regs / warps,
-        by_shared,
-    ]
-    .into_iter()
-    .min()
-    .unwrap_or(0)
+    crate::core::carveout::ctas_by_other_limits(cfg, threads, regs_per_warp).min(by_shared)
 }
 
 /// The derived figures of one size's run.

@@ -458,6 +458,9 @@ pub struct KernelStats {
     /// (`memory_engine: components` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_system: Option<MemorySystemReport>,
+    /// The launch's L1/shared-memory split under `l1.carveout: driver` (absent: the config's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l1_split: Option<crate::core::carveout::L1Split>,
     /// Sampled simulation (`--sample`): what was skipped and the prediction's error bound.
     /// `cycles` is then the prediction; every other counter covers the simulated CTAs, its
     /// rates over `sample.simulated_cycles`.
@@ -574,6 +577,7 @@ impl KernelStats {
             fault: None,
             components: ComponentReport::default(),
             memory_system: None,
+            l1_split: None,
             sample: None,
             sms: reports,
             raw: total,
