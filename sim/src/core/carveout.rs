@@ -11,9 +11,7 @@
 
 use serde::Serialize;
 
-use super::program::Program;
 use crate::config::{Carveout, Config};
-use gpusim_isa::ir::FuncId;
 
 /// One launch's split: shared-memory capacity and L1 size per SM, in KiB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -23,8 +21,8 @@ pub struct L1Split {
 }
 
 /// The CTAs of `threads` threads each using `regs_per_warp` registers per warp that an SM
-/// holds by every limit but shared memory (the per-sub-partition register files as
-/// `gemm::metrics::ctas_per_sm` counts them).
+/// holds by every limit but shared memory, registers counted per sub-partition's file (also
+/// `gemm::metrics::ctas_per_sm`'s count, with shared memory).
 pub fn ctas_by_other_limits(cfg: &Config, threads: u32, regs_per_warp: u32) -> u32 {
     let sm = &cfg.sm;
     let warps = threads.div_ceil(sm.warp_size).max(1);
@@ -41,20 +39,17 @@ pub fn ctas_by_other_limits(cfg: &Config, threads: u32, regs_per_warp: u32) -> u
     .unwrap_or(0)
 }
 
-/// The split `cfg` gives a launch of `entry` with `block` threads per CTA and
-/// `shared_per_cta` bytes of shared memory per CTA; None under `l1.carveout: fixed`.
+/// The split `cfg` gives a launch of CTAs of `threads` threads, `regs_per_warp` registers per
+/// warp and `shared_per_cta` bytes of shared memory; None under `l1.carveout: fixed`.
 pub fn split(
     cfg: &Config,
-    prog: &Program,
-    entry: FuncId,
     threads: u32,
+    regs_per_warp: u32,
     shared_per_cta: u64,
 ) -> Option<L1Split> {
     if cfg.l1.carveout != Carveout::Driver {
         return None;
     }
-    let regs_per_warp =
-        super::gpu::regs_per_thread(prog, cfg, entry).saturating_mul(cfg.sm.warp_size);
     let ctas = ctas_by_other_limits(cfg, threads, regs_per_warp);
     Some(split_for(
         cfg,

@@ -137,9 +137,8 @@ pub fn run_launch_observed(
     // `limits::check_launch`.
     let threads = spec.block.iter().fold(1u32, |a, &b| a.saturating_mul(b));
     let n_warps = threads.div_ceil(ws);
-    let regs = regs_per_thread(prog, cfg, spec.entry)
-        .saturating_mul(n_warps)
-        .saturating_mul(ws);
+    let regs_per_warp = regs_per_thread(prog, cfg, spec.entry).saturating_mul(ws);
+    let regs = regs_per_warp.saturating_mul(n_warps);
     // In u64: a static segment of 4 GiB or more must not wrap to a small one. It fits u32
     // once `check_fits` has compared it with `sm.shared_bytes`. The dynamic window follows the
     // static data at its declared alignment.
@@ -147,7 +146,7 @@ pub fn run_launch_observed(
     let shared_needed = window + u64::from(spec.dynamic_shared);
     // `l1.carveout: driver`: this launch's L1/shared split, applied to the config every SM
     // and occupancy check of the launch reads.
-    let split = super::carveout::split(cfg, prog, spec.entry, threads, shared_needed);
+    let split = super::carveout::split(cfg, threads, regs_per_warp, shared_needed);
     let split_cfg;
     let cfg = match split {
         Some(s) => {

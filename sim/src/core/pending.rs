@@ -156,8 +156,8 @@ pub struct Origin {
 
 impl Pending {
     /// An entry whose buffers hold a 32-lane instruction's writes and the operations of a
-    /// coalesced access (one to four lines) without growing: the buffers circulate through `Issuing`, so a fresh one would be
-    /// grown from empty by the next instruction issued.
+    /// coalesced access (one to four lines) without growing: the buffers circulate through
+    /// `Issuing`, so a fresh one would be grown from empty by the next instruction issued.
     fn sized_for_a_warp() -> Pending {
         const LANES: usize = 32;
         Pending {

@@ -309,15 +309,15 @@ impl Sm {
         let deferred = std::mem::take(&mut self.deferred);
         for d in &deferred {
             if let Some(ms) = engine.system() {
-                if let Some(why) = self.held_back(d.picked.slot, sh, ms) {
+                if let Some(held) = self.held_back(d.picked.slot, sh, ms) {
                     // Picked, but the memory system cannot take it now: not issued. A fence
                     // starts its own wait now, beside the drain it waits for.
-                    if why == Stall::Membar && self.picked_fence(d.picked.slot, sh) {
+                    if held.fence {
                         if let Some(w) = self.warps[d.picked.slot].as_mut() {
                             w.fence_from.get_or_insert(cycle);
                         }
                     }
-                    self.stats.unissue(why);
+                    self.stats.unissue(held.why);
                     continue;
                 }
             }
@@ -438,12 +438,12 @@ impl Sm {
         slot: usize,
         sh: &Shared,
         ms: &crate::mem::system::MemorySystem,
-    ) -> Option<Stall> {
+    ) -> Option<Held> {
         use gpusim_isa::{Op, Space};
         let w = self.warps[slot].as_ref()?;
         let at = stages::fetch(w, sh.prog)?;
         let device = |sp: &Space| matches!(sp, Space::Global | Space::Generic | Space::Local);
-        match &at.inst.op {
+        let why = match &at.inst.op {
             Op::Ld { space, .. }
             | Op::St { space, .. }
             | Op::Atom { space, .. }
@@ -459,13 +459,14 @@ impl Sm {
             {
                 Some(Stall::MemoryBackpressure)
             }
-            Op::Fence { .. }
-            | Op::FenceProxyAsync { .. }
-            | Op::MbarArrive { fence: Some(_), .. }
-                if w.mem_in_flight > 0 =>
-            {
-                Some(Stall::Membar)
+            // A fence with a cost of its own starts that wait now (`Warp::fence_done`).
+            Op::Fence { .. } | Op::MbarArrive { fence: Some(_), .. } if w.mem_in_flight > 0 => {
+                return Some(Held {
+                    why: Stall::Membar,
+                    fence: true,
+                });
             }
+            Op::FenceProxyAsync { .. } if w.mem_in_flight > 0 => Some(Stall::Membar),
             // The groups it waits for: those below the N most recent (`wait_all` commits the
             // open group first); their reads must all have completed.
             Op::CpAsyncWait { n } => {
@@ -486,22 +487,8 @@ impl Sm {
                 waits.then_some(Stall::Membar)
             }
             _ => None,
-        }
-    }
-
-    /// Whether warp `slot`'s next instruction is a fence with a cost of its own (`fence`, a
-    /// releasing mbarrier arrive), whose wait overlaps the drain (`Warp::fence_done`).
-    fn picked_fence(&self, slot: usize, sh: &Shared) -> bool {
-        use gpusim_isa::Op;
-        self.warps[slot]
-            .as_ref()
-            .and_then(|w| stages::fetch(w, sh.prog))
-            .is_some_and(|at| {
-                matches!(
-                    at.inst.op,
-                    Op::Fence { .. } | Op::MbarArrive { fence: Some(_), .. }
-                )
-            })
+        }?;
+        Some(Held { why, fence: false })
     }
 
     /// Whether this SM's TMA engine still holds a line of a store copy of warp `slot` in a bulk
@@ -741,6 +728,13 @@ impl Sm {
         }
         n
     }
+}
+
+/// Why a picked instruction was not handed to the memory system (`Sm::held_back`): its stall
+/// state, and whether it is a fence whose own cost starts while it waits.
+struct Held {
+    why: Stall,
+    fence: bool,
 }
 
 /// The state all SMs share, held by one SM at a time in the memory exchange.

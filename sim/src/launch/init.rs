@@ -79,14 +79,6 @@ impl std::ops::Deref for Encoded {
     }
 }
 
-impl<'a> IntoIterator for &'a Encoded {
-    type Item = &'a u8;
-    type IntoIter = std::slice::Iter<'a, u8>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
 const FORMS: &str = "zeros | { fill: X } | { iota: { start, step } } | { random: { seed, low, high } } | { values: [...] } | { npy: FILE }";
 
 pub fn initial_bytes(m: &LoadedManifest, spec: &BufferSpec) -> Result<Vec<u8>, String> {
