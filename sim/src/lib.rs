@@ -16,6 +16,7 @@ pub mod launch;
 pub mod mem;
 pub mod microbench;
 pub mod output;
+pub mod power;
 pub mod progress;
 pub mod rng;
 pub mod run;

@@ -83,6 +83,10 @@ struct GemmArgs {
     /// Also write the results as CSV.
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Also write each size's launch statistics as JSON (`{"kernels": [...]}`, one per size,
+    /// as `run --stats-json` has them): input for `gpusim plot power`.
+    #[arg(long)]
+    stats_json: Option<PathBuf>,
     /// Skip the tensor units' arithmetic (timing only; needs --verify-up-to below the sizes).
     #[arg(long)]
     skip_tensor_math: bool,
@@ -153,6 +157,8 @@ enum ChartArg {
     Stalls,
     /// issued instructions by active lanes (SIMD efficiency)
     Simd,
+    /// power (with its limit) and the core clock over simulated time
+    Power,
 }
 
 #[derive(Subcommand)]
@@ -512,6 +518,9 @@ fn cmd_run(args: &RunArgs) -> i32 {
             );
         }
     }
+    for k in &s.kernels {
+        print_clock_and_power(k, s.kernels.len() > 1);
+    }
     // The states of live warps in the order of docs/stats.md; finished warps apart.
     use gpusim::stats::Stall;
     let count = |st: Stall| s.totals.stalls.get(st.name()).copied().unwrap_or(0);
@@ -655,26 +664,43 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
         parallel: gpusim::core::crew::Parallel::threads(threads),
         sample: args.sample.spec(),
     };
+    // The clock the peak is stated at, and how the run's clock may move (docs/power.md).
+    let clock_policy = match (cfg.clock.fixed_mhz, cfg.governed()) {
+        (Some(f), _) => format!("locked at {f} MHz"),
+        (None, true) => format!(
+            "boost {} MHz, power-limited to {:.0} W",
+            clock / 1e6,
+            cfg.power.and_then(|p| p.limit_watts).unwrap_or(0.0)
+        ),
+        (None, false) => format!("at {} MHz", clock / 1e6),
+    };
     outln!(
-        "gpusim gemm: {} on {} ({} SMs at {} MHz; {} peak {:.1} TFLOP/s)",
+        "gpusim gemm: {} on {} ({} SMs {}; {} peak {:.1} TFLOP/s at {} MHz)",
         spec.name,
         cfg.name,
         cfg.sm.count,
-        clock / 1e6,
+        clock_policy,
         match spec.math {
             gemm::spec::Math::Tensor => "tensor",
             gemm::spec::Math::TensorTf32 => "tensor tf32",
             gemm::spec::Math::Fp32 => "FP32",
         },
-        metrics::peak_tflops(&cfg, spec.math, clock)
+        metrics::peak_tflops(&cfg, spec.math, clock),
+        clock / 1e6
     );
     outln!("{}", report::table_header());
     let mut rows = Vec::new();
+    let mut launches = Vec::new();
     let mut code = 0;
     for size in sizes {
         match gemm::run_size(&spec, &cfg, size, &opts) {
             Ok(run) => {
                 let m = gemm::metrics(&spec, &cfg, &run, clock);
+                if args.stats_json.is_some() {
+                    let mut k = serde_json::to_value(&run.stats).unwrap_or_default();
+                    k["size"] = serde_json::json!(size.to_string());
+                    launches.push(k);
+                }
                 outln!("{}", report::table_row(&m));
                 if let Some(line) = m.sample.as_ref().map(sample_line) {
                     outln!("  {line}");
@@ -711,7 +737,61 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
             return 2;
         }
     }
+    if let Some(path) = &args.stats_json {
+        let doc = serde_json::json!({ "config": cfg.name, "kernels": launches });
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        if let Err(e) = write_file(path, text) {
+            errln!("error: {e}");
+            return 2;
+        }
+    }
     code
+}
+
+/// The summary's clock and power lines of one launch (`power::governor`).
+fn print_clock_and_power(k: &gpusim::stats::KernelStats, name_it: bool) {
+    let c = &k.clock;
+    let of = if name_it {
+        format!(" (`{}`)", k.kernel)
+    } else {
+        String::new()
+    };
+    let range = if c.min_mhz == c.max_mhz {
+        format!("{} MHz", c.max_mhz)
+    } else {
+        format!(
+            "mean {:.0} MHz, {}–{} MHz, {} changes",
+            c.mean_mhz, c.min_mhz, c.max_mhz, c.changes
+        )
+    };
+    outln!(
+        "  clock{of:<14} {range}; {:.3} us simulated{}",
+        c.seconds * 1e6,
+        if c.governed { " (power-governed)" } else { "" }
+    );
+    if let Some(p) = &k.power {
+        let j = &p.joules;
+        let pct = |x: f64| 100.0 * x / p.energy_joules.max(f64::MIN_POSITIVE);
+        let limit = p
+            .limit_watts
+            .map_or(String::new(), |l| format!(" (limit {l:.0} W)"));
+        outln!(
+            "  power{of:<14} average {:.1} W, peak {:.1} W{limit}; energy {:.3} mJ: static {:.0}%, issue {:.0}%, ALU {:.0}%, registers {:.0}%, tensor {:.0}%, shared/L1 {:.0}%, L2/crossbar {:.0}%, DRAM {:.0}%{}",
+            p.average_watts,
+            p.peak_watts,
+            p.energy_joules * 1e3,
+            pct(j.static_),
+            pct(j.issue),
+            pct(j.alu),
+            pct(j.registers),
+            pct(j.tensor),
+            pct(j.shared_l1),
+            pct(j.l2_icnt),
+            pct(j.dram),
+            p.pj_per_tensor_flop
+                .map_or(String::new(), |e| format!("; {e:.3} pJ per tensor FLOP"))
+        );
+    }
 }
 
 fn cmd_plot(chart: ChartArg, stats: &std::path::Path, output: &std::path::Path) -> i32 {
@@ -728,6 +808,7 @@ fn cmd_plot(chart: ChartArg, stats: &std::path::Path, output: &std::path::Path) 
     let chart = match chart {
         ChartArg::Stalls => gpusim_viz::Chart::Stalls,
         ChartArg::Simd => gpusim_viz::Chart::Simd,
+        ChartArg::Power => gpusim_viz::Chart::Power,
     };
     match gpusim_viz::plot(chart, &doc, output) {
         Ok(()) => 0,

@@ -57,6 +57,9 @@ pub enum Chart {
     Stalls,
     /// Issued warp instructions by number of active lanes (SIMD efficiency histogram).
     Simd,
+    /// Power (with its limit) and the core clock over simulated time, launch after launch
+    /// (`clock.timeline` of each kernel).
+    Power,
 }
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
@@ -169,6 +172,7 @@ fn draw<DB: DrawingBackend>(
     match *figure {
         Figure::Stats(Chart::Stalls, stats) => stalls(stats, root),
         Figure::Stats(Chart::Simd, stats) => simd(stats, root),
+        Figure::Stats(Chart::Power, stats) => power(stats, root),
         Figure::Correlation(points, title) => correlation(points, title, root),
     }
 }
@@ -367,6 +371,134 @@ fn simd<DB: DrawingBackend>(stats: &Value, root: &DrawingArea<DB, Shift>) -> Res
     Ok(())
 }
 
+/// One control interval of the power chart: start and end (µs, launches laid end to end),
+/// core clock (MHz) and average power (W, when the config has a power model).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PowerStep {
+    pub start_us: f64,
+    pub end_us: f64,
+    pub mhz: f64,
+    pub watts: Option<f64>,
+}
+
+/// The intervals of every launch's `clock.timeline`, one launch after the other, and the
+/// highest power limit among them.
+pub fn power_steps(stats: &Value) -> Result<(Vec<PowerStep>, Option<f64>), VizError> {
+    let kernels = stats["kernels"]
+        .as_array()
+        .ok_or_else(|| VizError::Input("stats JSON has no `kernels`".into()))?;
+    let mut steps = Vec::new();
+    let mut offset = 0.0;
+    let mut limit: Option<f64> = None;
+    for k in kernels {
+        let clock = &k["clock"];
+        let timeline = clock["timeline"].as_array().ok_or_else(|| {
+            VizError::Input(format!(
+                "kernel `{}` has no `clock.timeline` (stats from an older gpusim?)",
+                k["kernel"].as_str().unwrap_or("?")
+            ))
+        })?;
+        for i in timeline {
+            let mhz = i["mhz"].as_f64().unwrap_or(0.0);
+            let start = offset + i["start_us"].as_f64().unwrap_or(0.0);
+            let cycles = i["cycles"].as_f64().unwrap_or(0.0);
+            let end = start + if mhz > 0.0 { cycles / mhz } else { 0.0 };
+            steps.push(PowerStep {
+                start_us: start,
+                end_us: end,
+                mhz,
+                watts: i["watts"].as_f64(),
+            });
+        }
+        offset += clock["seconds"].as_f64().unwrap_or(0.0) * 1e6;
+        if let Some(l) = k["power"]["limit_watts"].as_f64() {
+            limit = Some(limit.map_or(l, |m| m.max(l)));
+        }
+    }
+    if steps.is_empty() {
+        return Err(VizError::Input("no clock intervals to plot".into()));
+    }
+    Ok((steps, limit))
+}
+
+fn power<DB: DrawingBackend>(stats: &Value, root: &DrawingArea<DB, Shift>) -> Result<(), VizError> {
+    let (steps, limit) = power_steps(stats)?;
+    let end = steps.iter().map(|s| s.end_us).fold(0.0, f64::max).max(1e-3);
+    let has_power = steps.iter().any(|s| s.watts.is_some());
+    let (top, bottom) = if has_power {
+        root.split_vertically(root.dim_in_pixel().1 / 2)
+    } else {
+        (root.clone(), root.clone())
+    };
+    // A step line: each interval's value held from its start to its end.
+    let stairs = |f: &dyn Fn(&PowerStep) -> Option<f64>| -> Vec<(f64, f64)> {
+        steps
+            .iter()
+            .filter_map(|s| f(s).map(|v| [(s.start_us, v), (s.end_us, v)]))
+            .flatten()
+            .collect()
+    };
+    if has_power {
+        let watts = stairs(&|s| s.watts);
+        let max = watts
+            .iter()
+            .map(|p| p.1)
+            .fold(limit.unwrap_or(0.0), f64::max);
+        let mut chart = ChartBuilder::on(&top)
+            .caption(
+                "Power and core clock over simulated time",
+                ("sans-serif", 22),
+            )
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..end, 0.0..max * 1.1 + 1.0)
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .y_desc("power (W)")
+            .draw()
+            .map_err(draw_err)?;
+        chart
+            .draw_series(LineSeries::new(watts, RED.stroke_width(2)))
+            .map_err(draw_err)?
+            .label("interval average")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+        if let Some(l) = limit {
+            chart
+                .draw_series(LineSeries::new(vec![(0.0, l), (end, l)], BLACK.mix(0.5)))
+                .map_err(draw_err)?
+                .label(format!("limit {l:.0} W"))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.5)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(draw_err)?;
+    }
+    let clock = stairs(&|s| Some(s.mhz));
+    let max = clock.iter().map(|p| p.1).fold(0.0, f64::max);
+    let mut chart = ChartBuilder::on(&bottom)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..end, 0.0..max * 1.1 + 1.0)
+        .map_err(draw_err)?;
+    chart
+        .configure_mesh()
+        .x_desc("simulated time (µs)")
+        .y_desc("core clock (MHz)")
+        .draw()
+        .map_err(draw_err)?;
+    chart
+        .draw_series(LineSeries::new(clock, BLUE.stroke_width(2)))
+        .map_err(draw_err)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,6 +511,49 @@ mod tests {
                 { "kernel": "b", "stalls": { "issued": 5, "barrier": 0 } }
             ]
         })
+    }
+
+    fn power_sample() -> Value {
+        serde_json::json!({
+            "kernels": [
+                { "kernel": "a", "clock": { "seconds": 2e-6, "timeline": [
+                    { "start_cycle": 0, "cycles": 2000, "start_us": 0.0, "mhz": 2000, "watts": 800.0 },
+                    { "start_cycle": 2000, "cycles": 1500, "start_us": 1.0, "mhz": 1500, "watts": 690.0 } ] },
+                  "power": { "limit_watts": 700.0 } },
+                { "kernel": "b", "clock": { "seconds": 1e-6, "timeline": [
+                    { "start_cycle": 0, "cycles": 1500, "start_us": 0.0, "mhz": 1500, "watts": 300.0 } ] } }
+            ]
+        })
+    }
+
+    /// Launches are laid end to end in simulated time; each interval ends after its cycles at
+    /// its clock.
+    #[test]
+    fn power_steps_lay_launches_end_to_end() {
+        let (steps, limit) = power_steps(&power_sample()).unwrap();
+        assert_eq!(limit, Some(700.0));
+        assert_eq!(steps.len(), 3);
+        assert_eq!((steps[1].start_us, steps[1].end_us), (1.0, 2.0));
+        assert_eq!(
+            (steps[2].start_us, steps[2].end_us, steps[2].mhz),
+            (2.0, 3.0, 1500.0)
+        );
+        assert!(power_steps(&serde_json::json!({ "kernels": [ { "kernel": "x" } ] })).is_err());
+    }
+
+    #[test]
+    fn draws_the_power_chart() {
+        let dir = std::env::temp_dir().join(format!("gpusim-viz-power-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let svg = dir.join("power.svg");
+        plot(Chart::Power, &power_sample(), &svg).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(
+            text.contains("<svg")
+                && text.contains("power (W)")
+                && text.contains("core clock (MHz)")
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

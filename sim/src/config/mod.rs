@@ -7,11 +7,13 @@
 pub mod arch;
 mod bind;
 mod overrides;
+pub mod power;
 pub mod programs;
 
 pub use arch::Arch;
 pub use bind::{TargetError, Unit};
 pub use overrides::{apply_override, Origin, Override};
+pub use power::{ClockConfig, EnergyConfig, PowerConfig};
 
 use serde::Deserialize;
 
@@ -38,6 +40,12 @@ pub struct Config {
     /// itself never reads it.
     #[serde(default)]
     pub clock_mhz: Option<u32>,
+    /// How the core clock may move below `clock_mhz` (`config::power`, docs/power.md).
+    #[serde(default)]
+    pub clock: ClockConfig,
+    /// The power model and its limit; absent: no power is reported.
+    #[serde(default)]
+    pub power: Option<PowerConfig>,
     /// Memory programs by operation, as text (`programs`; key `st_global_wb` for
     /// `st.global.wb`); absent ones are the library's. Parsed and checked on load.
     #[serde(default)]
@@ -704,6 +712,7 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), (&'static str, String)> {
+        self.validate_clock_and_power()?;
         let sm = &self.sm;
         if sm.count == 0 {
             return Err(("sm.count", "must be at least 1".into()));
@@ -1027,7 +1036,12 @@ impl Config {
     /// Validation requires `clock_mhz`; a config whose clock was cleared after loading counts
     /// DRAM cycles as core cycles.
     pub fn dram_clocks(&self) -> crate::mem::dram_ctrl::Clocks {
-        let core = self.clock_mhz.unwrap_or(self.dram.clock_mhz);
+        self.dram_clocks_at(self.clock_mhz)
+    }
+
+    /// The DRAM command clock against a core clock of `core_mhz` (None: the DRAM's own).
+    pub fn dram_clocks_at(&self, core_mhz: Option<u32>) -> crate::mem::dram_ctrl::Clocks {
+        let core = core_mhz.unwrap_or(self.dram.clock_mhz);
         crate::mem::dram_ctrl::Clocks::new(core, self.dram.clock_mhz)
     }
 
@@ -1089,6 +1103,35 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// `clock` and `power` (`config::power`): a clock range needs `clock_mhz`.
+    fn validate_clock_and_power(&self) -> Result<(), (&'static str, String)> {
+        if let Some(p) = &self.power {
+            p.validate()?;
+        }
+        if self.clock != ClockConfig::default() || self.power.is_some() {
+            self.clock.validate(self.clock_mhz)?;
+        }
+        Ok(())
+    }
+
+    /// Whether a governor moves the core clock: a power limit, a range below the boost
+    /// clock, no locked clock, and the component memory system (whose DRAM controllers keep
+    /// their own clock domain; the issue engine, kept for comparison, times DRAM in core
+    /// cycles and runs at the start clock, its power still reported).
+    pub fn governed(&self) -> bool {
+        let limited = self.power.is_some_and(|p| p.limit_watts.is_some());
+        let boost = self.clock_mhz.unwrap_or(0);
+        limited
+            && self.clock.fixed_mhz.is_none()
+            && self.clock.min_mhz.is_some_and(|m| m < boost)
+            && self.memory_engine == MemoryEngineKind::Components
+    }
+
+    /// The core clock a launch starts at: `clock.fixed_mhz`, else the boost clock.
+    pub fn start_mhz(&self) -> Option<u32> {
+        self.clock.fixed_mhz.or(self.clock_mhz)
     }
 
     /// The DRAM keys the controller adds (`mem::dram_ctrl`): clocks, bus, timings, queues,

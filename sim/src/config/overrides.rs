@@ -5,7 +5,7 @@
 use serde_norway::Value;
 
 /// Top-level sections that a file may leave out and `--set` may still fill in.
-const OPTIONAL_SECTIONS: [&str; 2] = ["memory_programs", "debug"];
+const OPTIONAL_SECTIONS: [&str; 3] = ["memory_programs", "debug", "clock"];
 
 /// Set `path` (dot-separated) to `raw`, parsed as a YAML scalar. A missing intermediate key
 /// is an error naming it; a missing leaf is created so that the typed pass can reject it with

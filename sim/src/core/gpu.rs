@@ -264,6 +264,9 @@ pub fn run_launch_observed(
     // The SMs awake in a cycle, with their `last`.
     let mut awake: Vec<(usize, Option<u64>)> = Vec::with_capacity(sms.len());
     let mut steps: Vec<super::crew::Stepped> = Vec::with_capacity(sms.len());
+    // The core clock and the power model's intervals (`power::governor`).
+    // (The DRAM channels start at `Config::start_mhz`: `DramChannel::new`.)
+    let mut governor = crate::power::Governor::new(cfg);
     // Made after the first dispatch, which fills every slot the launch can use: one wave.
     let mut sampler: Option<super::sample::Sampler> = None;
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
@@ -480,6 +483,14 @@ pub fn run_launch_observed(
                 if suspect {
                     check_livelock(&sms, prog, epoch)?;
                 }
+                if governor.due(cycle) {
+                    let now = activity(&sms, mem);
+                    if let Some(mhz) = governor.control(cycle, &now) {
+                        if let Some(ms) = mem.system() {
+                            ms.set_core_clock(mhz, cycle);
+                        }
+                    }
+                }
                 if cycle > cfg.watchdog_cycles {
                     let (details, waits) = warps_report(&sms, prog);
                     let mut f = Fault::new(
@@ -538,6 +549,8 @@ pub fn run_launch_observed(
         l2.write_back_sm(&mut sm.mem, sm.id, global, &mut sm.stats.memory);
     }
     l2.sync_host(global);
+    let now = activity(&sms, mem);
+    let l2 = mem.backend();
     progress.finish();
     // A fault stops the launch within `cycle`: the SMs stepped before it in that cycle left
     // their events, and the cycles that ran are counted, each sleeping SM's up to the fault.
@@ -571,6 +584,7 @@ pub fn run_launch_observed(
         stats.counters.cycles = report.predicted_cycles;
         stats.sample = Some(report);
     }
+    (stats.clock, stats.power) = governor.finish(cycles, stats.counters.cycles, &now);
     stats.components = crate::stats::ComponentReport::new(
         cycles,
         &l2.slice_bytes,
@@ -592,6 +606,12 @@ pub fn run_launch_observed(
         async_events,
         fault,
     }
+}
+
+/// The power model's counts now, GPU-wide (`power::Activity`).
+fn activity(sms: &[Sm], mem: &mut crate::mem::engine::MemoryEngine) -> crate::power::Activity {
+    let dram = mem.system().map(|m| m.dram_commands());
+    crate::power::Activity::gather(sms.iter().map(|s| &s.stats), dram)
 }
 
 /// The component memory system through `cycle`, lending it every SM's L1 and counters; its

@@ -218,6 +218,7 @@ impl Sm {
             spin_suspect: false,
         };
         self.order = 0;
+        self.stats.energy.active_cycles += 1;
         self.land_async_copies(cycle, epoch);
         // No cluster unit, no peer messages: the latency is never used.
         let one_way = sh
@@ -615,6 +616,7 @@ impl Sm {
     /// Account for `n` skipped cycles from `cycle` on, in which no warp can issue: each warp
     /// stays in the state it is in now (the skip ends at the earliest wake-up of any warp).
     pub fn account_idle(&mut self, cycle: u64, n: u64) {
+        self.stats.energy.active_cycles += n;
         let n_parts = self.parts.len();
         for (slot, w) in self.warps.iter().enumerate() {
             let Some(w) = w else { continue };

@@ -89,6 +89,14 @@ pub struct Metrics {
     pub sample: Option<crate::core::sample::SampleReport>,
     /// (published TFLOP/s, (predicted − published) / published, source).
     pub anchor: Option<(f64, f64, String)>,
+    /// The cycle-weighted mean core clock (below the boost clock when the power governor
+    /// stepped it down).
+    pub mean_mhz: f64,
+    /// Average power, energy and energy per FLOP of the 2·M·N·K product (configs with a
+    /// `power` section).
+    pub watts: Option<f64>,
+    pub joules: Option<f64>,
+    pub pj_per_flop: Option<f64>,
 }
 
 /// TFLOP/s of a 2·M·N·K product that took `cycles` at `clock_hz`.
@@ -96,7 +104,15 @@ pub fn tflops(size: Size, cycles: u64, clock_hz: f64) -> f64 {
     if cycles == 0 {
         return 0.0;
     }
-    size.flops() / (cycles as f64 / clock_hz) / 1e12
+    tflops_in(size, cycles as f64 / clock_hz)
+}
+
+/// TFLOP/s of a 2·M·N·K product that took `seconds`.
+pub fn tflops_in(size: Size, seconds: f64) -> f64 {
+    if seconds <= 0.0 {
+        return 0.0;
+    }
+    size.flops() / seconds / 1e12
 }
 
 /// Waves and wave efficiency of `ctas` CTAs on `sms` SMs holding `per_sm` each.
@@ -112,7 +128,15 @@ pub fn waves(ctas: u64, sms: u32, per_sm: u32) -> (f64, f64) {
 pub fn metrics(spec: &GemmSpec, cfg: &Config, run: &SizeRun, clock_hz: f64) -> Metrics {
     let ctas = run.grid.iter().map(|&g| g as u64).product();
     let cycles = run.stats.counters.cycles;
-    let tf = tflops(run.size, cycles, clock_hz);
+    // Simulated time counts each cycle at the clock it ran at (`power::governor`).
+    let clock = &run.stats.clock;
+    let seconds = if clock.seconds > 0.0 {
+        clock.seconds
+    } else {
+        cycles as f64 / clock_hz
+    };
+    let tf = tflops_in(run.size, seconds);
+    let power = run.stats.power.as_ref();
     let peak = peak_tflops(cfg, spec.math, clock_hz);
     let (w, eff) = waves(ctas, cfg.sm.count, run.ctas_per_sm);
     // A sampled run counts the skipped CTAs' instructions at the measured rate; the
@@ -130,7 +154,7 @@ pub fn metrics(spec: &GemmSpec, cfg: &Config, run: &SizeRun, clock_hz: f64) -> M
         waves: w,
         wave_efficiency: eff,
         cycles,
-        seconds: cycles as f64 / clock_hz,
+        seconds,
         tflops: tf,
         peak_tflops: peak,
         pct_peak: if peak > 0.0 { 100.0 * tf / peak } else { 0.0 },
@@ -146,5 +170,13 @@ pub fn metrics(spec: &GemmSpec, cfg: &Config, run: &SizeRun, clock_hz: f64) -> M
         anchor: spec
             .anchor(&cfg.name, s.m, s.n, s.k)
             .map(|a| (a.tflops, (tf - a.tflops) / a.tflops, a.source.clone())),
+        mean_mhz: if clock.mean_mhz > 0.0 {
+            clock.mean_mhz
+        } else {
+            clock_hz / 1e6
+        },
+        watts: power.map(|p| p.average_watts),
+        joules: power.map(|p| p.energy_joules),
+        pj_per_flop: power.map(|p| p.energy_joules / s.flops() * 1e12),
     }
 }

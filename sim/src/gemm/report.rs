@@ -5,11 +5,11 @@ use super::metrics::Metrics;
 use super::run::Verification;
 
 /// The CSV header; `csv_row` gives the fields in this order.
-pub const CSV_HEADER: &str = "kernel,config,m,n,k,ctas,ctas_per_sm,waves,wave_efficiency,cycles,time_us,tflops,peak_tflops,pct_peak,warp_instructions,sim_seconds,warp_instructions_per_second,verified,max_error,anchor_tflops,anchor_rel_diff,sampled,simulated_ctas,sample_error,simulated_warp_instructions";
+pub const CSV_HEADER: &str = "kernel,config,m,n,k,ctas,ctas_per_sm,waves,wave_efficiency,cycles,time_us,tflops,peak_tflops,pct_peak,warp_instructions,sim_seconds,warp_instructions_per_second,verified,max_error,anchor_tflops,anchor_rel_diff,sampled,simulated_ctas,sample_error,simulated_warp_instructions,mean_clock_mhz,avg_watts,energy_j,pj_per_flop";
 
 pub fn table_header() -> String {
     format!(
-        "{:>19} {:>6} {:>4} {:>7} {:>6} {:>12} {:>11} {:>9} {:>7} {:>12} {:>8} {:>10} {:>8} {:>8}",
+        "{:>19} {:>6} {:>4} {:>7} {:>6} {:>12} {:>11} {:>9} {:>7} {:>6} {:>6} {:>7} {:>12} {:>8} {:>10} {:>8} {:>8}",
         "M x N x K",
         "CTAs",
         "/SM",
@@ -19,6 +19,9 @@ pub fn table_header() -> String {
         "time us",
         "TFLOP/s",
         "% peak",
+        "MHz",
+        "W",
+        "pJ/FLOP",
         "warp insts",
         "sim s",
         "winst/s",
@@ -45,8 +48,10 @@ fn max_error(v: &Verification) -> Option<f64> {
 }
 
 pub fn table_row(m: &Metrics) -> String {
+    let or_dash =
+        |x: Option<f64>, digits: usize| x.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     format!(
-        "{:>19} {:>6} {:>4} {:>7.2} {:>5.1}% {:>12} {:>11.1} {:>9.2} {:>6.1}% {:>12} {:>8.2} {:>10.3e} {:>8} {:>8}",
+        "{:>19} {:>6} {:>4} {:>7.2} {:>5.1}% {:>12} {:>11.1} {:>9.2} {:>6.1}% {:>6.0} {:>6} {:>7} {:>12} {:>8.2} {:>10.3e} {:>8} {:>8}",
         m.size.to_string(),
         m.ctas,
         m.ctas_per_sm,
@@ -56,6 +61,9 @@ pub fn table_row(m: &Metrics) -> String {
         m.seconds * 1e6,
         m.tflops,
         m.pct_peak,
+        m.mean_mhz,
+        or_dash(m.watts, 0),
+        or_dash(m.pj_per_flop, 3),
         m.warp_instructions,
         m.sim_seconds,
         m.warp_instructions_per_second,
@@ -134,6 +142,10 @@ pub fn csv_row(kernel: &str, config: &str, m: &Metrics) -> String {
             .as_ref()
             .map_or(m.warp_instructions, |s| s.simulated_warp_instructions)
             .to_string(),
+        format!("{:.1}", m.mean_mhz),
+        opt(m.watts),
+        opt(m.joules),
+        opt(m.pj_per_flop),
     ]
     .join(",")
 }

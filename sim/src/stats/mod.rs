@@ -97,6 +97,8 @@ pub struct SmStats {
     pub max_resident_warps: u64,
     /// Coalescer and shared-bank counters.
     pub memory: MemCounters,
+    /// What only the power model needs (`power::EnergyEvents`).
+    pub energy: crate::power::EnergyEvents,
 }
 
 /// Memory requests as the coalescer saw them (`mem::coalesce`): global and local requests
@@ -381,6 +383,7 @@ impl Default for SmStats {
             unit_busy: [0; N_UNITS],
             max_resident_warps: 0,
             memory: MemCounters::default(),
+            energy: crate::power::EnergyEvents::default(),
         }
     }
 }
@@ -411,6 +414,7 @@ impl SmStats {
         }
         self.max_resident_warps = self.max_resident_warps.max(o.max_resident_warps);
         self.memory.add(&o.memory);
+        self.energy.add(&o.energy);
     }
 }
 
@@ -466,6 +470,11 @@ pub struct KernelStats {
     /// rates over `sample.simulated_cycles`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<crate::core::sample::SampleReport>,
+    /// The core clock over the launch and the simulated time (`power::governor`).
+    pub clock: crate::power::ClockReport,
+    /// Energy and power (configs with a `power` section).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::power::PowerReport>,
     pub sms: Vec<SmReport>,
     /// The summed counters, for totals across launches.
     #[serde(skip)]
@@ -579,6 +588,8 @@ impl KernelStats {
             memory_system: None,
             l1_split: None,
             sample: None,
+            clock: Default::default(),
+            power: None,
             sms: reports,
             raw: total,
         }

@@ -75,6 +75,8 @@ pub struct ExecEnv<'a> {
     pub cluster: Option<crate::config::ClusterConfig>,
     /// What fences cost once the warp's memory operations are done (`sm.fence`).
     pub fence: crate::config::FenceConfig,
+    /// The SM's power-model counts: tensor instructions add their operands' bits.
+    pub energy: &'a mut crate::power::EnergyEvents,
 }
 
 /// The memory hierarchy as one SM's instruction sees it (`mem::hierarchy`).

@@ -51,6 +51,12 @@ impl<'a> ExecEnv<'a> {
                 fc[l][i] = w.read(r.0, l);
             }
         }
+        // The power model's operand bit density: the A and B registers as they are packed.
+        let (na, nb) = (a.as_slice().len(), b.as_slice().len());
+        let words = fa.iter().flat_map(|r| r[..na].iter().copied());
+        self.energy.tensor_operands(words, 32);
+        let words = fb.iter().flat_map(|r| r[..nb].iter().copied());
+        self.energy.tensor_operands(words, 32);
         let out = match &inst.op {
             Op::MmaInt {
                 shape,

@@ -139,6 +139,10 @@ impl<'a> ExecEnv<'a> {
                 b.push(self.shared_elem(w, inst, "B", bbits, at)?);
             }
         }
+        // The power model's operand bit density (`power::model::data_factor`).
+        let width = op.aty.size() * 8;
+        let elems = a.iter().chain(&b).map(|&e| e as u64);
+        self.energy.tensor_operands(elems, width);
         let nregs = op.d.len();
         let mut d = vec![0u64; sem::WGMMA_LANES * nregs];
         for lane in 0..sem::WGMMA_LANES {

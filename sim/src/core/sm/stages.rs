@@ -22,6 +22,7 @@ use super::hooks::{CtaId, Hooks, IssueView};
 use super::{MemSystem, Shared, Sm, StepResult};
 use crate::config::BarrierDivergence;
 use crate::core::cta::{Arrival, Cta, Release};
+use crate::core::deps::DepTable;
 use crate::core::exec::{BarOp, ExecEnv, Executed, MemSummary};
 use crate::core::fault::{Fault, FaultKind};
 use crate::core::program::{Class, Program, Unit};
@@ -369,6 +370,7 @@ fn execute(
         fence: sh.cfg.sm.fence,
         wgmma_log: &mut cta.wgmma_log,
         skip_tensor_math: sh.skip_tensor_math,
+        energy: &mut ctx.stats.energy,
     };
     if !ctx.hooks.is_empty() {
         let view = IssueView {
@@ -521,9 +523,11 @@ fn write_back(
         w.set_ready(deps.writes(pc), cycle + lat.max(1), class.is_long());
     }
     w.instructions += 1;
+    let lanes = ex.lanes.count_ones() as u64;
     ctx.stats.warp_instructions += 1;
-    ctx.stats.thread_instructions += ex.lanes.count_ones() as u64;
-    ctx.stats.lanes[ex.lanes.count_ones() as usize] += 1;
+    ctx.stats.thread_instructions += lanes;
+    ctx.stats.lanes[lanes as usize] += 1;
+    count_energy_events(&mut ctx.stats.energy, at, lanes, deps);
     let mut done = IssueDone {
         passes: t.passes,
         tensor_busy: t.tensor_busy,
@@ -559,6 +563,25 @@ fn write_back(
         w.mem_done = w.mem_done.max(t.mem_end);
     }
     Ok(done)
+}
+
+/// The power model's counts of one issued instruction (`power::EnergyEvents`): its lanes on
+/// their unit, their register reads and writes, a tensor instruction's multiply-adds.
+#[inline]
+fn count_energy_events(
+    e: &mut crate::power::EnergyEvents,
+    at: &Fetched,
+    lanes: u64,
+    deps: &DepTable,
+) {
+    e.lane_ops[at.class.unit() as usize] += lanes;
+    let regs = (deps.reads(at.pc).len() + deps.writes(at.pc).len()) as u64;
+    e.register_accesses += lanes * regs;
+    if at.class.unit() == Unit::Tensor && lanes > 0 {
+        if let Some((kind, fmas)) = crate::power::tensor::tensor_fmas(&at.inst.op) {
+            e.tensor_fmas[kind as usize] += fmas;
+        }
+    }
 }
 
 /// Stage 6: the warp arrives at a CTA barrier; returns the release if it was the last.

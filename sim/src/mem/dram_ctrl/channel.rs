@@ -91,7 +91,7 @@ impl DramChannel {
             index,
             map,
             t,
-            clocks: cfg.dram_clocks(),
+            clocks: cfg.dram_clocks_at(cfg.start_mhz()),
             policy: row_policy(&d.row_policy).expect("validated dram.row_policy"),
             sched: scheduler(&d.scheduler, d.starvation_cap as u64)
                 .expect("validated dram.scheduler"),
@@ -181,6 +181,12 @@ impl DramChannel {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// The core clock changed to `core_mhz` at core cycle `now` (the power governor): the
+    /// DRAM edges still to come follow the new ratio; timings counted in DRAM cycles stand.
+    pub fn set_core_clock(&mut self, core_mhz: u32, dram_mhz: u32, now: u64) {
+        self.clocks = self.clocks.rebased(core_mhz, dram_mhz, now);
     }
 
     pub fn stats(&self) -> &DramChannelStats {

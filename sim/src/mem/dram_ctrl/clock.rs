@@ -5,41 +5,76 @@
 //! acts on an edge in the first core cycle at or after it, ⌈k × core / dram⌉, and a core cycle
 //! `t` has seen every edge `k ≤ ⌊t × dram / core⌋`. The two clock rates are kept as a reduced
 //! fraction, products in `u128`, so no rounding drifts over a long run and no float is used.
+//!
+//! When the core clock changes (the power governor, `power::governor`) the mapping is rebased
+//! at the cycle of the change: the edge last seen then is placed at that cycle and later edges
+//! follow at the new ratio. The phase within one DRAM cycle is lost at each change (at most
+//! one DRAM cycle early), which is exact enough for changes thousands of cycles apart.
 
-/// The ratio of the core clock to the DRAM command clock.
+/// The ratio of the core clock to the DRAM command clock, from a base point on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Clocks {
     /// Core MHz and DRAM MHz divided by their greatest common divisor.
     core: u64,
     dram: u64,
+    /// The core cycle and the DRAM edge the current ratio counts from (0, 0 until a change).
+    base_core: u64,
+    base_edge: u64,
 }
 
 impl Clocks {
     /// Both rates in MHz (each at least 1).
     pub fn new(core_mhz: u32, dram_mhz: u32) -> Clocks {
-        let (core, dram) = (core_mhz.max(1) as u64, dram_mhz.max(1) as u64);
-        let g = gcd(core, dram);
+        let (core, dram) = reduced(core_mhz, dram_mhz);
         Clocks {
-            core: core / g,
-            dram: dram / g,
+            core,
+            dram,
+            base_core: 0,
+            base_edge: 0,
         }
     }
 
-    /// The core cycle in which DRAM edge `k` is acted on: ⌈k × core / dram⌉.
+    /// The core clock changed to `core_mhz` at core cycle `now`: later edges follow the new
+    /// ratio from the edge last seen at `now`.
+    pub fn rebased(&self, core_mhz: u32, dram_mhz: u32, now: u64) -> Clocks {
+        let (core, dram) = reduced(core_mhz, dram_mhz);
+        Clocks {
+            core,
+            dram,
+            base_core: now,
+            base_edge: self.last_edge(now),
+        }
+    }
+
+    /// The core cycle in which DRAM edge `k` is acted on: ⌈k × core / dram⌉ from the base (an
+    /// edge before the base counts as at the base).
     pub fn edge_time(&self, k: u64) -> u64 {
-        ceil_div(k as u128 * self.core as u128, self.dram as u128)
+        let since = k.saturating_sub(self.base_edge);
+        self.base_core.saturating_add(ceil_div(
+            since as u128 * self.core as u128,
+            self.dram as u128,
+        ))
     }
 
-    /// The last DRAM edge at or before core cycle `t`: ⌊t × dram / core⌋.
+    /// The last DRAM edge at or before core cycle `t`: ⌊t × dram / core⌋ from the base.
     pub fn last_edge(&self, t: u64) -> u64 {
-        saturate(t as u128 * self.dram as u128 / self.core as u128)
+        let since = t.saturating_sub(self.base_core);
+        self.base_edge.saturating_add(saturate(
+            since as u128 * self.dram as u128 / self.core as u128,
+        ))
     }
 
-    /// A span of `n` DRAM cycles in core cycles, rounded up (a constraint of n DRAM cycles
-    /// cannot be met in fewer core cycles).
+    /// A span of `n` DRAM cycles in core cycles at the current ratio, rounded up (a
+    /// constraint of n DRAM cycles cannot be met in fewer core cycles).
     pub fn to_core(&self, n: u64) -> u64 {
-        self.edge_time(n)
+        ceil_div(n as u128 * self.core as u128, self.dram as u128)
     }
+}
+
+fn reduced(core_mhz: u32, dram_mhz: u32) -> (u64, u64) {
+    let (core, dram) = (core_mhz.max(1) as u64, dram_mhz.max(1) as u64);
+    let g = gcd(core, dram);
+    (core / g, dram / g)
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -60,6 +95,30 @@ fn saturate(x: u128) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A clock change keeps the edges continuous: none is seen twice or skipped at the change,
+    /// and the edges after it come at the new ratio.
+    #[test]
+    fn a_rebase_continues_the_edges_at_the_new_ratio() {
+        let c = Clocks::new(1980, 1310);
+        let now = 100_003;
+        let seen = c.last_edge(now);
+        let r = c.rebased(1440, 1310, now);
+        assert_eq!(r.last_edge(now), seen);
+        for t in now..now + 5000 {
+            assert!(r.last_edge(t + 1) - r.last_edge(t) <= 1);
+        }
+        // 1310 edges per 1440 core cycles from the change on.
+        assert_eq!(r.edge_time(seen + 1310 * 7), now + 1440 * 7);
+        assert_eq!(r.to_core(131), 144);
+        for k in seen + 1..seen + 3000 {
+            let t = r.edge_time(k);
+            assert!(
+                r.last_edge(t) >= k && r.last_edge(t - 1) < k,
+                "edge {k} at {t}"
+            );
+        }
+    }
 
     /// V100: core 1530 MHz, HBM2 877 MHz. An edge is acted on in exactly the core cycles that
     /// have seen it, and edges never bunch or skip (each core cycle sees at most one, since the

@@ -493,6 +493,30 @@ impl MemorySystem {
     }
 
     /// The earliest cycle at which `tick` could do something (None: nothing in flight).
+    /// DRAM commands issued so far this launch, for the power model: activates, and banks
+    /// refreshed (an all-bank refresh counts every bank of the channel).
+    pub fn dram_commands(&self) -> (u64, u64) {
+        let per_ref = match self.cfg.dram.refresh.as_str() {
+            "per-bank" => 1,
+            _ => self.cfg.dram.banks.max(1) as u64,
+        };
+        self.channels.iter().fold((0, 0), |(a, r), c| {
+            let s = c.chan.stats();
+            (a + s.act, r + s.refresh * per_ref)
+        })
+    }
+
+    /// The core clock changed to `core_mhz` at cycle `now` (the power governor): the DRAM
+    /// channels, in their own clock domain, see their edges at the new ratio from here on,
+    /// which moves their wake-ups.
+    pub fn set_core_clock(&mut self, core_mhz: u32, now: u64) {
+        let dram_mhz = self.cfg.dram.clock_mhz;
+        for ch in &mut self.channels {
+            ch.chan.set_core_clock(core_mhz, dram_mhz, now);
+        }
+        self.refresh_wake();
+    }
+
     pub fn next_wake(&self) -> Option<u64> {
         self.wake
     }
