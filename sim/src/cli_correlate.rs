@@ -45,7 +45,7 @@ pub struct CorrelateArgs {
     #[arg(long, default_value = ".")]
     root: PathBuf,
     /// Convert simulated cycles to time at each launch's measured mean SM clock instead of
-    /// the config's clock_mhz.
+    /// taking the simulated time (the config's clock, or the clocks its power governor chose).
     #[arg(long)]
     at_measured_clock: bool,
     /// Draw simulated against measured time (PNG or SVG by extension).

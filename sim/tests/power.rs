@@ -145,3 +145,63 @@ fn configs_without_a_power_model_report_only_the_clock() {
     .to_string();
     assert!(e.contains("power"), "{e}");
 }
+
+/// `gemm --stats-json` writes each size's launch statistics, with the clock and power, and
+/// `plot power` draws them; the table has the clock and power columns.
+#[test]
+fn gemm_writes_power_stats_that_plot_draws() {
+    let dir = temp_dir("power-gemm");
+    let json = dir.join("g.json");
+    let bin = env!("CARGO_BIN_EXE_gpusim");
+    let out = std::process::Command::new(bin)
+        .current_dir(root())
+        .args([
+            "gemm",
+            "traces/gemm/hopper_ws_bf16/gemm.yaml",
+            "--config",
+            "configs/hopper-h100.yaml",
+            "--sizes",
+            "512x512x512",
+            "--verify-up-to",
+            "512",
+            "--progress",
+            "none",
+            "--stats-json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("power-limited to 700 W") && stdout.contains("pJ/FLOP"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let k = &doc["kernels"][0];
+    assert_eq!(k["size"], "512x512x512");
+    assert!(k["power"]["energy_joules"].as_f64().unwrap() > 0.0, "{k}");
+    // Random inputs were multiplied: their operands' bit density is reported.
+    assert!(k["power"]["tensor_operand_density"].as_f64().unwrap() > 0.3);
+    let svg = dir.join("p.svg");
+    let plot = std::process::Command::new(bin)
+        .args(["plot", "power"])
+        .arg(&json)
+        .arg("-o")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        plot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plot.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("core clock (MHz)") && text.contains("limit 700 W"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -18,8 +18,8 @@ pub struct Options {
     pub set: Vec<(String, String)>,
     /// Where workload paths are relative to (the directory `gpusim export` ran in).
     pub root: PathBuf,
-    /// Convert simulated cycles at each launch's measured mean SM clock rather than the
-    /// config's `clock_mhz`.
+    /// Convert simulated cycles at each launch's measured mean SM clock rather than taking
+    /// the simulated time (the config's clock, or the clocks the power governor chose).
     pub at_measured_clock: bool,
     pub parallel: Parallel,
     pub sample: Option<SampleSpec>,
@@ -34,7 +34,8 @@ pub struct Compared {
     pub entry: String,
     pub measured_us: f64,
     pub cycles: u64,
-    /// The clock the cycles were converted at.
+    /// The clock the cycles were converted at (the simulated mean clock, or the measured one
+    /// with `at_measured_clock`).
     pub clock_mhz: f64,
     pub simulated_us: f64,
     /// Simulated ÷ measured − 1.
@@ -66,10 +67,29 @@ pub struct Summary {
     pub pearson: Option<f64>,
 }
 
-/// What a workload's simulation gave: its launches' cycles and whether each was sampled.
+/// One simulated launch: cycles, simulated time (each cycle at the clock it ran at: the
+/// power governor may have moved it, docs/power.md), mean clock, whether it was sampled.
+struct Launch {
+    cycles: u64,
+    seconds: f64,
+    mean_mhz: f64,
+    sampled: bool,
+}
+
+impl Launch {
+    fn of(k: &crate::stats::KernelStats) -> Launch {
+        Launch {
+            cycles: k.counters.cycles,
+            seconds: k.clock.seconds,
+            mean_mhz: k.clock.mean_mhz,
+            sampled: k.sample.as_ref().is_some_and(|s| s.skipped_ctas > 0),
+        }
+    }
+}
+
+/// What a workload's simulation gave: its launches.
 struct Simulated {
-    cycles: Vec<(u64, bool)>,
-    clock_mhz: f64,
+    cycles: Vec<Launch>,
 }
 
 /// Simulate every workload of `rows` once (in order of first appearance) and compare each
@@ -107,12 +127,12 @@ pub fn compare(
             Ok(s) => {
                 on_workload(w, Ok(()));
                 for r in &by_workload[w] {
-                    let (cycles, sampled) = s.cycles[r.launch];
-                    let clock_mhz = match (opts.at_measured_clock, r.sm_clock_mhz) {
-                        (true, Some(c)) => c,
-                        _ => s.clock_mhz,
+                    let l = &s.cycles[r.launch];
+                    let (cycles, sampled) = (l.cycles, l.sampled);
+                    let (clock_mhz, simulated_us) = match (opts.at_measured_clock, r.sm_clock_mhz) {
+                        (true, Some(c)) => (c, cycles as f64 / c),
+                        _ => (l.mean_mhz, l.seconds * 1e6),
                     };
-                    let simulated_us = cycles as f64 / clock_mhz;
                     out.push(Compared {
                         workload: w.to_string(),
                         launch: r.launch,
@@ -214,7 +234,7 @@ fn simulate_manifest(path: &Path, opts: &Options) -> Result<Simulated, String> {
         .collect();
     let cfg = load_config_for(opts.config.as_deref(), Some(path), &set, &opts.set)
         .map_err(|e| e.to_string())?;
-    let clock_mhz = crate::gemm::metrics::clock_hz(&cfg)? / 1e6;
+    crate::gemm::metrics::clock_hz(&cfg)?;
     let run = RunOptions {
         progress: opts.progress,
         parallel: opts.parallel,
@@ -230,18 +250,7 @@ fn simulate_manifest(path: &Path, opts: &Options) -> Result<Simulated, String> {
         ));
     }
     Ok(Simulated {
-        cycles: out
-            .stats
-            .kernels
-            .iter()
-            .map(|k| {
-                (
-                    k.counters.cycles,
-                    k.sample.as_ref().is_some_and(|s| s.skipped_ctas > 0),
-                )
-            })
-            .collect(),
-        clock_mhz,
+        cycles: out.stats.kernels.iter().map(Launch::of).collect(),
     })
 }
 
@@ -249,7 +258,7 @@ fn simulate_gemm(spec_path: &Path, size: Size, opts: &Options) -> Result<Simulat
     let spec = crate::gemm::GemmSpec::load(spec_path).map_err(|e| e.to_string())?;
     let cfg = crate::run::load_config(opts.config.as_deref(), &[], &opts.set)
         .map_err(|e| e.to_string())?;
-    let clock_mhz = crate::gemm::metrics::clock_hz(&cfg)? / 1e6;
+    crate::gemm::metrics::clock_hz(&cfg)?;
     crate::gemm::run::check_launches(&spec, &cfg, &[size]).map_err(|e| e.to_string())?;
     // Timing only: the values do not change a cycle (docs/gemm.md).
     let g = crate::gemm::GemmOptions {
@@ -261,14 +270,8 @@ fn simulate_gemm(spec_path: &Path, size: Size, opts: &Options) -> Result<Simulat
         sample: opts.sample,
     };
     let run = crate::gemm::run_size(&spec, &cfg, size, &g).map_err(|e| e.to_string())?;
-    let sampled = run
-        .stats
-        .sample
-        .as_ref()
-        .is_some_and(|s| s.skipped_ctas > 0);
     Ok(Simulated {
-        cycles: vec![(run.stats.counters.cycles, sampled)],
-        clock_mhz,
+        cycles: vec![Launch::of(&run.stats)],
     })
 }
 
