@@ -467,6 +467,7 @@ pub fn run_launch_observed(
                     if let Some(skip) = s.observe(cycle, done_ctas, next_cta, counts) {
                         next_cta += skip.ctas;
                         done_ctas += skip.ctas;
+                        governor.skip(cycle, &activity(&sms, mem), skip.cycles, skip.measured);
                     }
                 }
                 // Every SM was stepped at most once this cycle: their events, taken in id order,
@@ -584,7 +585,7 @@ pub fn run_launch_observed(
         stats.counters.cycles = report.predicted_cycles;
         stats.sample = Some(report);
     }
-    (stats.clock, stats.power) = governor.finish(cycles, stats.counters.cycles, &now);
+    (stats.clock, stats.power) = governor.finish(cycles, &now);
     stats.components = crate::stats::ComponentReport::new(
         cycles,
         &l2.slice_bytes,

@@ -97,6 +97,11 @@ pub struct SampleReport {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Skip {
     pub ctas: u64,
+    /// The cycles the skipped CTAs are predicted to take, and the span of simulated cycles
+    /// [from, to) whose rate predicted them (the measured units): the power governor prices
+    /// the skipped time as that span ran (`power::Governor::skip`).
+    pub cycles: u64,
+    pub measured: (u64, u64),
 }
 
 /// Counters summed over the SMs, read when a wave or unit ends.
@@ -261,7 +266,11 @@ impl Sampler {
         let insts = ((last.warp_instructions - first.warp_instructions) as f64 * ctas as f64
             / done_in as f64)
             .round() as u64;
-        let skip = Skip { ctas };
+        let skip = Skip {
+            ctas,
+            cycles: skipped_cycles,
+            measured: (first.cycle, last.cycle),
+        };
         self.skipped = Some((skip, skipped_cycles, insts));
         Some(skip)
     }
@@ -289,7 +298,12 @@ impl Sampler {
     /// The report, once the launch ended after `cycles` simulated cycles and
     /// `warp_instructions` simulated warp instructions.
     pub fn report(&self, cycles: u64, warp_instructions: u64) -> SampleReport {
-        let (skip, skipped_cycles, insts) = self.skipped.unwrap_or((Skip { ctas: 0 }, 0, 0));
+        let none = Skip {
+            ctas: 0,
+            cycles: 0,
+            measured: (0, 0),
+        };
+        let (skip, skipped_cycles, insts) = self.skipped.unwrap_or((none, 0, 0));
         let predicted = cycles + skipped_cycles;
         let n = self.spec.measured_waves as usize;
         let estimated_error = (self.skipped.is_some() && n >= 2).then(|| {

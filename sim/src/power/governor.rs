@@ -28,6 +28,10 @@ pub struct Interval {
     pub mhz: u32,
     /// Average power over the interval (None without a power model).
     pub watts: Option<f64>,
+    /// Cycles a sampled launch skipped (`--sample`), priced as the measured units ran:
+    /// `start_cycle` is the simulated cycle at which they were skipped.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
 }
 
 /// The clock a launch ran at (`KernelStats::clock`).
@@ -94,6 +98,8 @@ pub struct Governor {
     peak_watts: f64,
     changes: u32,
     timeline: Vec<Interval>,
+    /// Each closed interval's energy by part (beside `timeline`; empty without a model).
+    energies: Vec<Parts>,
     /// Cycle-weighted clock sum, for the mean.
     mhz_cycles: f64,
 }
@@ -123,6 +129,7 @@ impl Governor {
             peak_watts: 0.0,
             changes: 0,
             timeline: Vec::new(),
+            energies: Vec::new(),
             mhz_cycles: 0.0,
         };
         g.next_control = g.interval_end(0);
@@ -157,29 +164,55 @@ impl Governor {
         changed
     }
 
-    /// The launch ended after `cycles` cycles (`predicted` ≥ `cycles` for a sampled launch,
-    /// whose skipped cycles are counted at the last clock and the run's average power).
-    pub fn finish(
-        mut self,
-        cycles: u64,
-        predicted: u64,
-        now: &Activity,
-    ) -> (ClockReport, Option<PowerReport>) {
+    /// A sampled launch skipped CTAs at simulated cycle `cycle` (counts `now`): their
+    /// predicted `cycles` are priced at the rate of the simulated span `measured` — its time
+    /// per cycle (its clocks) and its energy per cycle — as one interval of the timeline.
+    pub fn skip(&mut self, cycle: u64, now: &Activity, cycles: u64, measured: (u64, u64)) {
+        self.close(cycle + 1, now);
+        let (from, to) = measured;
+        let (mut span, mut seconds, mut energy) = (0.0, 0.0, Parts::default());
+        for (k, i) in self.timeline.iter().enumerate().filter(|(_, i)| !i.skipped) {
+            let (a, b) = (i.start_cycle.max(from), (i.start_cycle + i.cycles).min(to));
+            if b <= a {
+                continue;
+            }
+            let share = (b - a) as f64 / i.cycles as f64;
+            span += (b - a) as f64;
+            seconds += share * i.cycles as f64 / (i.mhz as f64 * 1e6);
+            if let Some(e) = self.energies.get(k) {
+                energy.add(&e.scaled(share));
+            }
+        }
+        if span == 0.0 || cycles == 0 {
+            return;
+        }
+        let k = cycles as f64 / span;
+        let (secs, parts) = (seconds * k, energy.scaled(k));
+        let mhz = (cycles as f64 / secs / 1e6).round() as u32;
+        let watts = self.model.map(|_| parts.total() / secs);
+        self.timeline.push(Interval {
+            start_cycle: self.start,
+            cycles,
+            start_us: self.seconds * 1e6,
+            mhz,
+            watts,
+            skipped: true,
+        });
+        if self.model.is_some() {
+            self.energies.push(parts);
+            self.energy.add(&parts);
+        }
+        self.seconds += secs;
+        self.mhz_cycles += cycles as f64 / secs / 1e6 * cycles as f64;
+    }
+
+    /// The launch ended after `cycles` simulated cycles with the counts `now`.
+    pub fn finish(mut self, cycles: u64, now: &Activity) -> (ClockReport, Option<PowerReport>) {
         if cycles > self.start || self.timeline.is_empty() {
             self.close(cycles.max(self.start), now);
         }
-        let extra = predicted.saturating_sub(cycles);
-        let simulated_seconds = self.seconds;
-        if extra > 0 {
-            let s = extra as f64 / self.hz();
-            self.seconds += s;
-            self.mhz_cycles += extra as f64 * self.mhz as f64;
-            if simulated_seconds > 0.0 {
-                let k = self.seconds / simulated_seconds;
-                self.energy = self.energy.scaled(k);
-            }
-        }
-        let total_cycles = predicted.max(cycles).max(1) as f64;
+        let total_cycles: u64 = self.timeline.iter().map(|i| i.cycles).sum();
+        let total_cycles = total_cycles.max(1) as f64;
         let clock = ClockReport {
             seconds: self.seconds,
             mean_mhz: self.mhz_cycles / total_cycles,
@@ -244,6 +277,7 @@ impl Governor {
         self.seconds += secs;
         self.mhz_cycles += cycles as f64 * self.mhz as f64;
         let mut watts = None;
+        let mut energy = None;
         if let Some(m) = &self.model {
             let d = now.since(&self.at_start);
             let mut parts = m.dynamic(&d, self.mhz as f64);
@@ -261,6 +295,7 @@ impl Governor {
             self.energy.add(&parts);
             self.peak_watts = self.peak_watts.max(w);
             watts = Some(w);
+            energy = Some(parts);
             let v = m.volts(self.mhz as f64) / m.volts(self.boost as f64);
             self.window.push_back(Sample {
                 cycles,
@@ -280,7 +315,9 @@ impl Governor {
                 start_us,
                 mhz: self.mhz,
                 watts,
+                skipped: false,
             });
+            self.energies.extend(energy);
         }
         self.start = end;
         self.at_start = *now;
@@ -376,7 +413,7 @@ mod tests {
         }
         assert_eq!(last, 1980);
         let end = g.start;
-        let (clock, power) = g.finish(end, end, &now);
+        let (clock, power) = g.finish(end, &now);
         assert!(clock.changes >= 2 && clock.min_mhz == f && clock.max_mhz == 1980);
         let p = power.unwrap();
         assert!(p.peak_watts > 700.0 && p.average_watts < p.peak_watts);
@@ -396,7 +433,7 @@ mod tests {
             assert_eq!(g.control(end, &now), None);
         }
         let cycles = g.start;
-        let (clock, _) = g.finish(cycles, cycles, &now);
+        let (clock, _) = g.finish(cycles, &now);
         assert_eq!(
             (clock.min_mhz, clock.max_mhz, clock.changes),
             (1500, 1500, 0)
@@ -404,17 +441,40 @@ mod tests {
         assert!((clock.seconds - cycles as f64 / 1.5e9).abs() < 1e-15);
     }
 
-    /// A sampled launch's skipped cycles count at the last clock and the run's average power.
+    /// A sampled launch's skipped cycles are priced as the measured span ran: its time per
+    /// cycle and its energy per cycle, as one interval of the timeline.
     #[test]
-    fn skipped_cycles_are_extrapolated() {
-        let cfg = h100(&[("power.limit_watts", "100000")]);
+    fn skipped_cycles_are_priced_as_the_measured_span_ran() {
+        let cfg = h100(&[("clock.fixed_mhz", "1500")]);
+        let mut g = Governor::new(&cfg);
         let mut now = Activity::default();
-        now = dense(&now, 1000, 1000, 132);
-        let (c1, p1) = Governor::new(&cfg).finish(1000, 1000, &now);
-        let (c2, p2) = Governor::new(&cfg).finish(1000, 3000, &now);
-        assert!((c2.seconds - 3.0 * c1.seconds).abs() < 1e-15);
-        let (p1, p2) = (p1.unwrap(), p2.unwrap());
-        assert!((p2.energy_joules - 3.0 * p1.energy_joules).abs() < 1e-12);
-        assert!((p2.average_watts - p1.average_watts).abs() < 1e-9);
+        // Two intervals: a light one, then the measured one (dense).
+        let first = g.next_control;
+        now = dense(&now, first + 1, 1000, 132);
+        g.control(first, &now);
+        let second = g.next_control;
+        now = dense(&now, second - first, 132 * 4 * 512, 132);
+        g.control(second, &now);
+        let measured = (first + 1, second + 1);
+        let span = second - first;
+        let dense_joules = g.energies[1].total();
+        g.skip(second, &now, 2 * span, measured);
+        let cycles = g.start;
+        let (clock, power) = g.finish(cycles, &now);
+        let skipped = clock.timeline.iter().find(|i| i.skipped).unwrap();
+        assert_eq!(
+            (skipped.cycles, skipped.mhz, skipped.start_cycle),
+            (2 * span, 1500, second + 1)
+        );
+        let total: u64 = clock.timeline.iter().map(|i| i.cycles).sum();
+        assert_eq!(total, cycles + 2 * span);
+        assert!((clock.seconds - total as f64 / 1.5e9).abs() < 1e-12);
+        let p = power.unwrap();
+        let light = p.energy_joules - 3.0 * dense_joules;
+        assert!(
+            light > 0.0 && light < dense_joules,
+            "{light} vs {dense_joules}"
+        );
+        assert!((skipped.watts.unwrap() - dense_joules / (span as f64 / 1.5e9)).abs() < 1e-6);
     }
 }
