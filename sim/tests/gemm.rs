@@ -292,7 +292,7 @@ fn csv_and_anchor_lines() {
     let row = report::csv_row("k", "c", &m);
     assert!(
         row.ends_with(&format!(
-            ",2.000000e2,{:.6e},false,{},,{},{:.1},,,",
+            ",2.000000e2,{:.6e},false,{},,{},{:.1},,,,",
             m.anchor.as_ref().unwrap().1,
             m.ctas,
             m.warp_instructions,

@@ -95,6 +95,7 @@ pub struct Metrics {
     /// Average power, energy and energy per FLOP of the 2·M·N·K product (configs with a
     /// `power` section).
     pub watts: Option<f64>,
+    pub peak_watts: Option<f64>,
     pub joules: Option<f64>,
     pub pj_per_flop: Option<f64>,
 }
@@ -176,6 +177,7 @@ pub fn metrics(spec: &GemmSpec, cfg: &Config, run: &SizeRun, clock_hz: f64) -> M
             clock_hz / 1e6
         },
         watts: power.map(|p| p.average_watts),
+        peak_watts: power.map(|p| p.peak_watts),
         joules: power.map(|p| p.energy_joules),
         pj_per_flop: power.map(|p| p.energy_joules / s.flops() * 1e12),
     }

@@ -5,7 +5,7 @@ use super::metrics::Metrics;
 use super::run::Verification;
 
 /// The CSV header; `csv_row` gives the fields in this order.
-pub const CSV_HEADER: &str = "kernel,config,m,n,k,ctas,ctas_per_sm,waves,wave_efficiency,cycles,time_us,tflops,peak_tflops,pct_peak,warp_instructions,sim_seconds,warp_instructions_per_second,verified,max_error,anchor_tflops,anchor_rel_diff,sampled,simulated_ctas,sample_error,simulated_warp_instructions,mean_clock_mhz,avg_watts,energy_j,pj_per_flop";
+pub const CSV_HEADER: &str = "kernel,config,m,n,k,ctas,ctas_per_sm,waves,wave_efficiency,cycles,time_us,tflops,peak_tflops,pct_peak,warp_instructions,sim_seconds,warp_instructions_per_second,verified,max_error,anchor_tflops,anchor_rel_diff,sampled,simulated_ctas,sample_error,simulated_warp_instructions,mean_clock_mhz,avg_watts,peak_watts,energy_j,pj_per_flop";
 
 pub fn table_header() -> String {
     format!(
@@ -144,6 +144,7 @@ pub fn csv_row(kernel: &str, config: &str, m: &Metrics) -> String {
             .to_string(),
         format!("{:.1}", m.mean_mhz),
         opt(m.watts),
+        opt(m.peak_watts),
         opt(m.joules),
         opt(m.pj_per_flop),
     ]
