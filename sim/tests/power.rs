@@ -205,3 +205,30 @@ fn gemm_writes_power_stats_that_plot_draws() {
     assert!(text.contains("core clock (MHz)") && text.contains("limit 700 W"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `clock.l2_mhz`: the L2 and crossbar in a clock domain of their own keep their bandwidth
+/// when the core clock falls (fewer core cycles for the same product); at the core's own
+/// clock they change nothing.
+#[test]
+fn an_l2_clock_of_its_own_keeps_its_bandwidth_when_the_core_slows() {
+    let shared = gemm(&[("clock.fixed_mhz", "990")]);
+    let own = gemm(&[("clock.fixed_mhz", "990"), ("clock.l2_mhz", "1980")]);
+    let same = gemm(&[("clock.fixed_mhz", "990"), ("clock.l2_mhz", "990")]);
+    assert!(
+        own.counters.cycles < shared.counters.cycles,
+        "{} vs {}",
+        own.counters.cycles,
+        shared.counters.cycles
+    );
+    assert_eq!(same.counters.cycles, shared.counters.cycles);
+    // Under the governor the ports follow every clock change, and the run stays deterministic.
+    let governed = [
+        FAST[0],
+        FAST[1],
+        ("power.limit_watts", "80"),
+        ("clock.l2_mhz", "1980"),
+    ];
+    let a = gemm(&governed);
+    assert!(a.clock.changes > 0, "{:?}", a.clock);
+    assert_eq!(gemm(&governed).counters.cycles, a.counters.cycles);
+}

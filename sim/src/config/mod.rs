@@ -1134,6 +1134,16 @@ impl Config {
         self.clock.fixed_mhz.or(self.clock_mhz)
     }
 
+    /// The L2/crossbar ports' rate against the core at core clock `core_mhz`, as (numerator,
+    /// denominator) of their bytes per core cycle over the configured bytes per cycle:
+    /// `clock.l2_mhz / core_mhz`, or 1 when they share the core clock.
+    pub fn l2_rate(&self, core_mhz: Option<u32>) -> (u64, u64) {
+        match (self.clock.l2_mhz, core_mhz) {
+            (Some(l2), Some(core)) => (l2 as u64, core.max(1) as u64),
+            _ => (1, 1),
+        }
+    }
+
     /// The DRAM keys the controller adds (`mem::dram_ctrl`): clocks, bus, timings, queues,
     /// scheduler, row policy; each error at its key.
     fn validate_dram(&self) -> Result<(), (&'static str, String)> {

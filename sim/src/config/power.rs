@@ -28,6 +28,11 @@ pub struct ClockConfig {
     /// shorter than the window is held at the clock its average power allows.
     #[serde(default = "default_window_us")]
     pub window_us: f64,
+    /// The L2 and crossbar in a clock domain of their own at this fixed clock: their
+    /// bandwidths (`l2.bytes_per_cycle`, `interconnect.port_bytes_per_cycle`, then per L2
+    /// cycle) do not fall with the core clock. Absent: they share the core clock.
+    #[serde(default)]
+    pub l2_mhz: Option<u32>,
 }
 
 impl Default for ClockConfig {
@@ -38,6 +43,7 @@ impl Default for ClockConfig {
             step_mhz: default_step_mhz(),
             control_interval_us: default_interval_us(),
             window_us: default_window_us(),
+            l2_mhz: None,
         }
     }
 }
@@ -222,6 +228,14 @@ impl ClockConfig {
                 ));
             }
         }
+        if let Some(l2) = self.l2_mhz {
+            if l2 == 0 || l2 > 100_000 {
+                return Err((
+                    "clock.l2_mhz",
+                    format!("must be between 1 and 100000 (MHz); got {l2}"),
+                ));
+            }
+        }
         if self.step_mhz == 0 || self.step_mhz > boost {
             return Err((
                 "clock.step_mhz",
@@ -266,6 +280,7 @@ mod tests {
             ("clock.step_mhz", "0", "must be in"),
             ("clock.control_interval_us", "0", "microseconds"),
             ("clock.window_us", "-1", "microseconds"),
+            ("clock.l2_mhz", "0", "between 1 and 100000"),
             ("power.limit_watts", "-5", "positive"),
             ("power.min_mv", "1200", "boost_mv"),
             ("power.tensor_data_share", "1.5", "[0, 1]"),

@@ -56,7 +56,8 @@ pub(super) struct L1Stage {
 
 impl L1Stage {
     pub fn new(cfg: &Config) -> L1Stage {
-        let port = cfg.interconnect.port_bytes_per_cycle as u64;
+        let (num, den) = cfg.l2_rate(cfg.start_mhz());
+        let port = cfg.interconnect.port_bytes_per_cycle as u64 * num;
         L1Stage {
             queue: VecDeque::with_capacity(cfg.l1.request_queue as usize),
             blocked: Blocked::new(),
@@ -66,9 +67,9 @@ impl L1Stage {
                 cfg.interconnect.buffer_packets as usize,
                 cfg.interconnect.latency as u64,
                 port,
-                1,
+                den,
             ),
-            in_port: Port::new(port, 1),
+            in_port: Port::new(port, den),
             taken: 0,
             capacity: cfg.l1.request_queue as usize,
             tma: TmaStage::new(
@@ -83,6 +84,15 @@ impl L1Stage {
     }
 
     /// Request-queue entries in use.
+    /// The core clock is now `core_mhz` and the crossbar keeps the L2's clock
+    /// (`clock.l2_mhz`): the SM's crossbar ports, per core cycle, follow the ratio.
+    pub fn retime(&mut self, cfg: &Config, core_mhz: u32) {
+        let (num, den) = cfg.l2_rate(Some(core_mhz));
+        let port = cfg.interconnect.port_bytes_per_cycle as u64 * num;
+        self.link.retime_port(port, den);
+        self.in_port.retime(port, den);
+    }
+
     pub fn occupancy(&self) -> usize {
         self.queue.len() + self.held
     }

@@ -45,6 +45,16 @@ impl Port {
     pub fn free_from(&self) -> u64 {
         self.next / self.per_cycle
     }
+
+    /// From now on move `bytes` every `cycles` cycles (its clock domain's clock changed
+    /// against the core's): the next free byte time keeps its place in cycles.
+    pub fn retime(&mut self, bytes: u64, cycles: u64) {
+        let (per_cycle, per_byte) = (bytes.max(1), cycles.max(1));
+        let next = (self.next as u128 * per_cycle as u128).div_ceil(self.per_cycle as u128);
+        self.next = u64::try_from(next).unwrap_or(u64::MAX);
+        self.per_cycle = per_cycle;
+        self.per_byte = per_byte;
+    }
 }
 
 /// A bounded latency FIFO behind a port.
@@ -66,6 +76,11 @@ impl<T> Link<T> {
             latency,
             port: Port::new(bytes, cycles),
         }
+    }
+
+    /// The port's rate changed (`Port::retime`).
+    pub fn retime_port(&mut self, bytes: u64, cycles: u64) {
+        self.port.retime(bytes, cycles);
     }
 
     /// Room for one more message (a producer that finds none is held).
@@ -153,6 +168,19 @@ mod tests {
         assert_eq!(p.free_from(), 4000);
         assert!(!p.free_in(3999));
         assert!(p.free_in(4000));
+    }
+
+    /// A port whose domain's clock doubles against the core's moves twice the bytes per core
+    /// cycle from then on; its backlog keeps its place in cycles.
+    #[test]
+    fn a_retimed_port_keeps_its_backlog_in_cycles() {
+        let mut p = Port::new(32, 1);
+        p.transfer(0, 320); // busy through cycle 9
+        assert_eq!(p.free_from(), 10);
+        p.retime(2 * 32 * 1980, 1980);
+        assert_eq!(p.free_from(), 10);
+        assert_eq!(p.transfer(10, 640), 10);
+        assert_eq!(p.free_from(), 20);
     }
 
     #[test]

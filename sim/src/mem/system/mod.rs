@@ -514,6 +514,14 @@ impl MemorySystem {
         for ch in &mut self.channels {
             ch.chan.set_core_clock(core_mhz, dram_mhz, now);
         }
+        if self.cfg.clock.l2_mhz.is_some() {
+            for s in &mut self.slices {
+                s.retime(&self.cfg, core_mhz);
+            }
+            for l in &mut self.l1s {
+                l.retime(&self.cfg, core_mhz);
+            }
+        }
         self.refresh_wake();
     }
 

@@ -53,7 +53,8 @@ pub(super) struct SliceStage {
 
 impl SliceStage {
     pub fn new(cfg: &Config) -> SliceStage {
-        let port = cfg.interconnect.port_bytes_per_cycle as u64;
+        let (num, den) = cfg.l2_rate(cfg.start_mhz());
+        let port = cfg.interconnect.port_bytes_per_cycle as u64 * num;
         // The crossbar's output buffer in front of the slice (GPGPU-Sim's
         // -icnt_out_buffer_limit, `interconnect.buffer_packets`) and the slice's own request
         // queue (-gpgpu_dram_partition_queues' icnt→L2 part, `l2.request_queue`).
@@ -63,17 +64,33 @@ impl SliceStage {
             cap,
             returns: VecDeque::new(),
             blocked: Blocked::new(),
-            bw: Port::new(cfg.l2.bytes_per_cycle as u64, cfg.l2.slices.max(1) as u64),
+            bw: Port::new(
+                cfg.l2.bytes_per_cycle as u64 * num,
+                cfg.l2.slices.max(1) as u64 * den,
+            ),
             to_sm: VecDeque::new(),
             to_dram: VecDeque::new(),
             link: Link::new(
                 cfg.interconnect.buffer_packets as usize,
                 cfg.interconnect.latency as u64,
                 port,
-                1,
+                den,
             ),
-            in_port: Port::new(port, 1),
+            in_port: Port::new(port, den),
         }
+    }
+
+    /// The core clock is now `core_mhz` and the L2 keeps its own (`clock.l2_mhz`): the
+    /// slice's bandwidth and its crossbar ports, per core cycle, follow the ratio.
+    pub fn retime(&mut self, cfg: &Config, core_mhz: u32) {
+        let (num, den) = cfg.l2_rate(Some(core_mhz));
+        let port = cfg.interconnect.port_bytes_per_cycle as u64 * num;
+        self.bw.retime(
+            cfg.l2.bytes_per_cycle as u64 * num,
+            cfg.l2.slices.max(1) as u64 * den,
+        );
+        self.link.retime_port(port, den);
+        self.in_port.retime(port, den);
     }
 
     pub fn has_room(&self) -> bool {
