@@ -1113,6 +1113,20 @@ impl Config {
         if self.clock != ClockConfig::default() || self.power.is_some() {
             self.clock.validate(self.clock_mhz)?;
         }
+        // A limit the governor could never act on would be accepted and ignored.
+        let limited = self.power.is_some_and(|p| p.limit_watts.is_some());
+        let boost = self.clock_mhz.unwrap_or(0);
+        if limited
+            && self.clock.fixed_mhz.is_none()
+            && !self.clock.min_mhz.is_some_and(|m| m < boost)
+        {
+            return Err((
+                "clock.min_mhz",
+                format!(
+                    "power.limit_watts needs a clock range to step in: clock.min_mhz below clock_mhz ({boost}); or lock the clock with clock.fixed_mhz"
+                ),
+            ));
+        }
         Ok(())
     }
 

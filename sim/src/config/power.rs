@@ -290,6 +290,13 @@ mod tests {
             assert_eq!(e.path, key, "{e}");
             assert!(e.to_string().contains(words), "{key}: {e}");
         }
+        let e = err(&[("clock.min_mhz", "1980")]);
+        assert_eq!(e.path, "clock.min_mhz", "{e}");
+        assert!(
+            e.to_string()
+                .contains("power.limit_watts needs a clock range"),
+            "{e}"
+        );
         let e = err(&[("clock.boost", "1")]);
         assert!(e.to_string().contains("fixed_mhz"), "{e}");
     }
