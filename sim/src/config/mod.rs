@@ -1118,7 +1118,7 @@ impl Config {
         let boost = self.clock_mhz.unwrap_or(0);
         if limited
             && self.clock.fixed_mhz.is_none()
-            && !self.clock.min_mhz.is_some_and(|m| m < boost)
+            && self.clock.min_mhz.is_none_or(|m| m >= boost)
         {
             return Err((
                 "clock.min_mhz",
