@@ -639,6 +639,9 @@ fn cmd_gemm(args: &GemmArgs) -> i32 {
         if let Some(csv) = &args.csv {
             check_file(csv).map_err(|e| format!("--csv: {e}"))?;
         }
+        if let Some(json) = &args.stats_json {
+            check_file(json).map_err(|e| format!("--stats-json: {e}"))?;
+        }
         for s in &sizes {
             gemm::sizes::check_size(&spec, *s)?;
         }

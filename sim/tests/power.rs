@@ -203,6 +203,30 @@ fn gemm_writes_power_stats_that_plot_draws() {
     );
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("core clock (MHz)") && text.contains("limit 700 W"));
+    // An unwritable --stats-json is refused before anything is simulated.
+    let bad = std::process::Command::new(bin)
+        .current_dir(root())
+        .args([
+            "gemm",
+            "traces/gemm/hopper_ws_bf16/gemm.yaml",
+            "--sizes",
+            "512x512x512",
+        ])
+        .args([
+            "--config",
+            "configs/hopper-h100.yaml",
+            "--stats-json",
+            "/nonexistent/g.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--stats-json"));
+    assert!(
+        bad.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&bad.stdout)
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -242,14 +242,15 @@ impl ClockConfig {
                 format!("must be in 1..={boost}; got {}", self.step_mhz),
             ));
         }
+        // At least a microsecond: the clock timeline keeps one entry per interval.
         for (key, us) in [
             ("clock.control_interval_us", self.control_interval_us),
             ("clock.window_us", self.window_us),
         ] {
-            if !(us.is_finite() && (0.01..=1e6).contains(&us)) {
+            if !(us.is_finite() && (1.0..=1e6).contains(&us)) {
                 return Err((
                     key,
-                    format!("must be between 0.01 and 1000000 microseconds; got {us}"),
+                    format!("must be between 1 and 1000000 microseconds; got {us}"),
                 ));
             }
         }
@@ -280,6 +281,7 @@ mod tests {
             ("clock.step_mhz", "0", "must be in"),
             ("clock.control_interval_us", "0", "microseconds"),
             ("clock.window_us", "-1", "microseconds"),
+            ("clock.control_interval_us", "0.5", "between 1 and 1000000"),
             ("clock.l2_mhz", "0", "between 1 and 100000"),
             ("power.limit_watts", "-5", "positive"),
             ("power.min_mv", "1200", "boost_mv"),

@@ -110,10 +110,11 @@ impl Governor {
         let boost = cfg.clock_mhz.unwrap_or(1000);
         let mhz = cfg.start_mhz().unwrap_or(boost);
         let c = &cfg.clock;
+        // (A window of a million intervals is allowed; its memory is taken as it fills.)
         let window_len = (c.window_us / c.control_interval_us).round().max(1.0) as usize;
         let mut g = Governor {
             model,
-            window: VecDeque::with_capacity(window_len + 1),
+            window: VecDeque::with_capacity(window_len.min(64) + 1),
             window_len,
             governed: cfg.governed(),
             boost,
@@ -213,21 +214,18 @@ impl Governor {
         }
         let total_cycles: u64 = self.timeline.iter().map(|i| i.cycles).sum();
         let total_cycles = total_cycles.max(1) as f64;
+        // Over the clocks cycles ran at (a change in the last cycle ran none).
+        let ran = self.timeline.iter().map(|i| i.mhz);
+        let (min_mhz, max_mhz) = ran
+            .fold(None, |r: Option<(u32, u32)>, f| {
+                Some(r.map_or((f, f), |(lo, hi)| (lo.min(f), hi.max(f))))
+            })
+            .unwrap_or((self.mhz, self.mhz));
         let clock = ClockReport {
             seconds: self.seconds,
             mean_mhz: self.mhz_cycles / total_cycles,
-            min_mhz: self
-                .timeline
-                .iter()
-                .map(|i| i.mhz)
-                .min()
-                .unwrap_or(self.mhz),
-            max_mhz: self
-                .timeline
-                .iter()
-                .map(|i| i.mhz)
-                .max()
-                .unwrap_or(self.mhz),
+            min_mhz,
+            max_mhz,
             governed: self.governed,
             changes: self.changes,
             timeline: self.timeline,

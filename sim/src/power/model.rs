@@ -85,6 +85,11 @@ pub struct PowerModel {
 
 const PJ: f64 = 1e-12;
 
+/// Σ counts × energy per event (picojoules).
+fn priced(counts: &[u64], pj: &[f64]) -> f64 {
+    counts.iter().zip(pj).map(|(&n, &e)| n as f64 * e).sum()
+}
+
 impl PowerModel {
     /// The config's model; None without a `power` section (or a boost clock).
     pub fn of(cfg: &Config) -> Option<PowerModel> {
@@ -121,24 +126,14 @@ impl PowerModel {
         let per_lane = [
             e.int_op, e.fp32_op, e.fp64_op, e.sfu_op, e.other_op, e.other_op, 0.0,
         ];
-        let alu: f64 = ev
-            .lane_ops
-            .iter()
-            .zip(per_lane)
-            .map(|(&n, pj)| n as f64 * pj)
-            .sum();
+        let alu = priced(&ev.lane_ops, &per_lane);
         let per_fma: [f64; TENSOR_KINDS] = [
             e.tensor_fma_f16,
             e.tensor_fma_tf32,
             e.tensor_fma_fp8,
             e.tensor_fma_int8,
         ];
-        let fma: f64 = ev
-            .tensor_fmas
-            .iter()
-            .zip(per_fma)
-            .map(|(&n, pj)| n as f64 * pj)
-            .sum();
+        let fma = priced(&ev.tensor_fmas, &per_fma);
         Parts {
             static_: 0.0,
             issue: a.warp_instructions as f64 * e.warp_instruction * k,
