@@ -256,3 +256,48 @@ fn an_l2_clock_of_its_own_keeps_its_bandwidth_when_the_core_slows() {
     assert!(a.clock.changes > 0, "{:?}", a.clock);
     assert_eq!(gemm(&governed).counters.cycles, a.counters.cycles);
 }
+
+/// Every shipped config with a power model: an idle GPU with every SM holding work fits its
+/// limit at the boost clock (else nothing could run at boost), and a small kernel reports a
+/// power between the constant power and the limit, at a clock in the governor's range.
+#[test]
+fn shipped_power_models_leave_room_under_their_limits() {
+    let mut n = 0;
+    for name in [
+        "volta-v100",
+        "ampere-a100",
+        "hopper-h100",
+        "fermi-gtx480",
+        "tiny",
+    ] {
+        let path = config_path(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cfg =
+            gpusim::config::Config::from_yaml(&path.display().to_string(), &text, &[]).unwrap();
+        let Some(p) = &cfg.power else { continue };
+        let limit = p.limit_watts.expect("a shipped power model has a limit");
+        let all_active = p.constant_watts + cfg.sm.count as f64 * p.sm_active_watts;
+        assert!(
+            all_active < 0.5 * limit,
+            "{name}: static {all_active} W, limit {limit} W"
+        );
+        let out = run_manifest(
+            &root().join("traces/kernels/vecadd/vecadd.yaml"),
+            Some(&path),
+            &[],
+        )
+        .unwrap();
+        assert!(out.failures.is_empty(), "{name}: {:?}", out.failures);
+        let k = &out.stats.kernels[0];
+        let w = k.power.as_ref().expect("a power report").average_watts;
+        assert!(w > p.constant_watts && w < limit, "{name}: {w} W");
+        assert!(k.clock.governed, "{name}");
+        let (lowest, boost) = (cfg.clock.min_mhz.unwrap(), cfg.clock_mhz.unwrap());
+        assert!(
+            k.clock.min_mhz >= lowest && k.clock.max_mhz <= boost,
+            "{name}"
+        );
+        n += 1;
+    }
+    assert!(n >= 3, "{n} configs with a power model");
+}
