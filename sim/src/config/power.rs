@@ -93,6 +93,13 @@ pub struct PowerConfig {
     /// fraction of their bits that are set): an FMA on operands of density ρ costs
     /// `e × (1 − share + share × ρ / reference_density)`.
     pub tensor_data_share: f64,
+    /// The share the governor's own power estimate gives the operand data (absent: the same
+    /// as `tensor_data_share`, the governor sees the real power). A GPU's power management
+    /// acts on an estimate from activity counters that sees the data less than the real
+    /// power does: an H100 on all-zero operands holds its clock far below boost at 434 W,
+    /// with the power-cap reason set (docs/power.md, "Operand data and the governor").
+    #[serde(default)]
+    pub governor_data_share: Option<f64>,
     /// The operand bit density of the data the tensor energies are stated for, and the one a
     /// timing-only run (`--skip-tensor-math`, no values) assumes.
     pub tensor_reference_density: f64,
@@ -193,6 +200,14 @@ impl PowerConfig {
                 format!("must be in [0, 1]; got {}", self.tensor_data_share),
             ));
         }
+        if let Some(g) = self.governor_data_share {
+            if !(0.0..=1.0).contains(&g) {
+                return Err((
+                    "power.governor_data_share",
+                    format!("must be in [0, 1]; got {g}"),
+                ));
+            }
+        }
         if !(self.tensor_reference_density > 0.0 && self.tensor_reference_density <= 1.0) {
             return Err((
                 "power.tensor_reference_density",
@@ -286,6 +301,7 @@ mod tests {
             ("power.limit_watts", "-5", "positive"),
             ("power.min_mv", "1200", "boost_mv"),
             ("power.tensor_data_share", "1.5", "[0, 1]"),
+            ("power.governor_data_share", "-0.1", "[0, 1]"),
             ("power.energy_pj.l2_access", "-1", "positive"),
         ] {
             let e = err(&[(key, value)]);

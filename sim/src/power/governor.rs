@@ -72,7 +72,8 @@ pub struct PowerReport {
 struct Sample {
     cycles: u64,
     seconds: f64,
-    /// Core-domain dynamic energy, restated at the boost voltage (÷ (V/V_boost)²).
+    /// Core-domain dynamic energy as the governor estimates it, restated at the boost voltage
+    /// (÷ (V/V_boost)²).
     core_joules_at_boost: f64,
     dram_joules: f64,
     active_sm_cycles: f64,
@@ -295,10 +296,12 @@ impl Governor {
             watts = Some(w);
             energy = Some(parts);
             let v = m.volts(self.mhz as f64) / m.volts(self.boost as f64);
+            // The governor decides on its own estimate (`power.governor_data_share`).
+            let seen = m.estimated(&parts, d.events.tensor_set_bits, d.events.tensor_bits);
             self.window.push_back(Sample {
                 cycles,
                 seconds: secs,
-                core_joules_at_boost: parts.core_dynamic() / (v * v),
+                core_joules_at_boost: seen.core_dynamic() / (v * v),
                 dram_joules: parts.dram,
                 active_sm_cycles: d.events.active_cycles as f64,
             });
@@ -474,5 +477,45 @@ mod tests {
             "{light} vs {dense_joules}"
         );
         assert!((skipped.watts.unwrap() - dense_joules / (span as f64 / 1.5e9)).abs() < 1e-6);
+    }
+
+    /// The clock a dense bf16 load settles at, with its operands' bit density `density`.
+    fn settled(cfg: &Config, density: f64) -> (u32, f64) {
+        let mut g = Governor::new(cfg);
+        let mut now = Activity::default();
+        for _ in 0..40 {
+            let end = g.next_control;
+            let bits = (end + 1 - g.start) * 132 * 4 * 512 * 32;
+            now = dense(&now, end + 1 - g.start, 132 * 4 * 512, 132);
+            now.events.tensor_bits += bits;
+            now.events.tensor_set_bits += (bits as f64 * density) as u64;
+            g.control(end, &now);
+        }
+        let f = g.mhz();
+        let end = g.start;
+        let (_, power) = g.finish(end, &now);
+        (f, power.unwrap().peak_watts)
+    }
+
+    /// On all-zero operands the real power falls far below the limit, but the governor's
+    /// estimate, seeing less of the data (`power.governor_data_share`), still holds the clock
+    /// below boost — as an H100 does (1665 MHz at 434 W on zeros, 1440 MHz at 697 W on
+    /// normal(0,1) data: docs/power.md). Seeing all of it, the clock would rise to boost.
+    #[test]
+    fn the_governor_holds_the_clock_on_zero_operands_below_what_their_power_allows() {
+        let cfg = h100(&[("clock.window_us", "10")]);
+        let (typical, typical_w) = settled(&cfg, 0.607);
+        let (zeros, zeros_w) = settled(&cfg, 0.0);
+        assert!(typical < zeros && zeros < 1980, "{typical} {zeros}");
+        assert!(
+            typical_w > 600.0 && zeros_w < 550.0,
+            "{typical_w} {zeros_w}"
+        );
+        let sees_all = h100(&[
+            ("clock.window_us", "10"),
+            ("power.governor_data_share", "0.61"),
+        ]);
+        let (free, _) = settled(&sees_all, 0.0);
+        assert!(free > zeros, "{free} vs {zeros}");
     }
 }

@@ -154,12 +154,37 @@ impl PowerModel {
     /// How the operands' bit density moves a tensor FMA's energy: 1 at the reference density
     /// (and when no values were read: a timing-only run).
     pub fn data_factor(&self, set_bits: u64, bits: u64) -> f64 {
+        self.factor_with(self.p.tensor_data_share, set_bits, bits)
+    }
+
+    /// `data_factor` as the governor's power estimate sees it (`power.governor_data_share`).
+    pub fn governor_data_factor(&self, set_bits: u64, bits: u64) -> f64 {
+        let s = self
+            .p
+            .governor_data_share
+            .unwrap_or(self.p.tensor_data_share);
+        self.factor_with(s, set_bits, bits)
+    }
+
+    fn factor_with(&self, share: f64, set_bits: u64, bits: u64) -> f64 {
         if bits == 0 {
             return 1.0;
         }
         let rho = set_bits as f64 / bits as f64;
-        let s = self.p.tensor_data_share;
-        1.0 - s + s * rho / self.p.tensor_reference_density
+        1.0 - share + share * rho / self.p.tensor_reference_density
+    }
+
+    /// The governor's estimate of `parts` (energies of an interval with `set_bits` of `bits`
+    /// tensor operand bits set): the tensor energy re-priced with the governor's data share.
+    pub fn estimated(&self, parts: &Parts, set_bits: u64, bits: u64) -> Parts {
+        let real = self.data_factor(set_bits, bits);
+        let seen = self.governor_data_factor(set_bits, bits);
+        let tensor = if real > 0.0 {
+            parts.tensor / real * seen
+        } else {
+            0.0
+        };
+        Parts { tensor, ..*parts }
     }
 
     /// Static power with `active` of the SMs (a fraction) holding work, at `mhz`, in watts.
@@ -218,6 +243,27 @@ mod tests {
         let low = m.dynamic(&a, 345.0);
         assert!((low.tensor - full * 0.79 * 0.79).abs() < 1e-15);
         assert!((low.dram - 1000.0 * 31.2e-12).abs() < 1e-18);
+    }
+
+    /// The governor's estimate re-prices only the tensor energy, with its own data share;
+    /// at the reference density (and without values) it is the real energy.
+    #[test]
+    fn the_governors_estimate_sees_less_of_the_data() {
+        let m = h100();
+        let mut a = Activity::default();
+        a.events.tensor_fmas[0] = 1_000_000;
+        a.warp_instructions = 1000;
+        a.events.tensor_bits = 1000;
+        let zeros = m.dynamic(&a, 1980.0);
+        let seen = m.estimated(&zeros, 0, 1000);
+        let g = 1.0 - 0.22; // hopper-h100.yaml's governor_data_share
+        assert!((seen.tensor - zeros.tensor / 0.39 * g).abs() < 1e-15);
+        assert_eq!(seen.issue, zeros.issue);
+        a.events.tensor_set_bits = 607;
+        let typical = m.dynamic(&a, 1980.0);
+        let same = m.estimated(&typical, 607, 1000);
+        assert!((same.tensor - typical.tensor).abs() < 1e-18);
+        assert_eq!(m.estimated(&typical, 0, 0), typical);
     }
 
     #[test]
