@@ -29,12 +29,18 @@ pub struct Gpu {
 impl Gpu {
     /// The config at `path` (`None`: tiny). The microbenchmarks are built for sm_52, CUDA 12's
     /// oldest target: a config of an older generation (Fermi) runs them with `sm.arch=sm_52`,
-    /// as `sim/tests/traces.rs` does.
+    /// as `sim/tests/traces.rs` does. They run with the fixed L1/shared split
+    /// (`l1.carveout=fixed`, what a kernel asking for the most shared memory gets from the
+    /// driver): their arrays are sized against `l1.size_kib`, and under the driver's choice a
+    /// kernel without shared memory would have the whole unified array as L1.
     pub fn load(path: Option<&Path>) -> Result<Gpu, String> {
         let mut gpu = Gpu::parse(path, Vec::new())?;
         let sm52 = Arch::parse("sm_52").expect("sm_52 is an architecture");
         if !gpu.cfg.sm.arch.runs(sm52) {
             gpu = gpu.with("sm.arch", "sm_52")?;
+        }
+        if gpu.cfg.l1.carveout != crate::config::Carveout::Fixed {
+            gpu = gpu.with("l1.carveout", "fixed")?;
         }
         Ok(gpu)
     }

@@ -603,17 +603,18 @@ fn a_bulk_read_wait_ends_when_the_engine_has_read_the_bytes() {
     );
 }
 
-/// `l1.carveout: driver` gives a launch the smallest shared-memory carve-out that does not
-/// limit its occupancy and the L1 the rest, as CUDA's driver does: sgemm_simt (16.6 KiB of
-/// shared memory per CTA, one CTA per SM by its registers) gets 32 KiB of shared memory and a
-/// 224 KiB L1 instead of the fixed 28 KiB, whose thrashing made it slow; results unchanged.
+/// `l1.carveout: driver` (the H100 config's default) gives a launch the smallest shared-memory
+/// carve-out that does not limit its occupancy and the L1 the rest, as CUDA's driver does:
+/// sgemm_simt (16.6 KiB of shared memory per CTA, one CTA per SM by its registers) gets 32 KiB
+/// of shared memory and a 224 KiB L1 instead of the fixed split's 28 KiB, whose thrashing made
+/// it slow; results unchanged.
 #[test]
 fn the_driver_carveout_gives_a_kernel_with_little_shared_memory_a_large_l1() {
     let cfg = root().join("configs/hopper-h100.yaml");
     let m = root().join("traces/gemm/sgemm_simt/sgemm_simt.yaml");
-    let fixed = run_manifest(&m, Some(&cfg), &[]).unwrap();
-    let set = [("l1.carveout".to_string(), "driver".to_string())];
-    let driver = run_manifest(&m, Some(&cfg), &set).unwrap();
+    let set = [("l1.carveout".to_string(), "fixed".to_string())];
+    let fixed = run_manifest(&m, Some(&cfg), &set).unwrap();
+    let driver = run_manifest(&m, Some(&cfg), &[]).unwrap();
     assert!(fixed.failures.is_empty() && driver.failures.is_empty());
     let (f, d) = (&fixed.stats.kernels[0], &driver.stats.kernels[0]);
     assert_eq!(f.l1_split, None);
