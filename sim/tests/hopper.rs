@@ -606,8 +606,9 @@ fn a_bulk_read_wait_ends_when_the_engine_has_read_the_bytes() {
 /// `l1.carveout: driver` (the H100 config's default) gives a launch the smallest shared-memory
 /// carve-out that does not limit its occupancy and the L1 the rest, as CUDA's driver does:
 /// sgemm_simt (16.6 KiB of shared memory per CTA, one CTA per SM by its registers) gets 32 KiB
-/// of shared memory and a 224 KiB L1 instead of the fixed split's 28 KiB, whose thrashing made
-/// it slow; results unchanged.
+/// of shared memory and a 224 KiB L1 instead of the fixed split's 28 KiB: a tenth of the
+/// evictions, never slower; results unchanged. (With the 4-way L1 of earlier configs the fixed
+/// split thrashed: 67,231 cycles against 43,406.)
 #[test]
 fn the_driver_carveout_gives_a_kernel_with_little_shared_memory_a_large_l1() {
     let cfg = root().join("configs/hopper-h100.yaml");
@@ -627,7 +628,7 @@ fn the_driver_carveout_gives_a_kernel_with_little_shared_memory_a_large_l1() {
         f.raw.memory.l1_evictions
     );
     assert!(
-        d.counters.cycles * 10 < f.counters.cycles * 8,
+        d.counters.cycles <= f.counters.cycles,
         "cycles: driver {}, fixed {}",
         d.counters.cycles,
         f.counters.cycles
