@@ -443,6 +443,11 @@ impl Sm {
         use gpusim_isa::{Op, Space};
         let w = self.warps[slot].as_ref()?;
         let at = stages::fetch(w, sh.prog)?;
+        // An instruction no lane executes (its guard false in every active lane) asks nothing
+        // of the memory system: it issues as the no-op it is.
+        if super::exec::executing_lanes(w, at.inst) == 0 {
+            return None;
+        }
         let device = |sp: &Space| matches!(sp, Space::Global | Space::Generic | Space::Local);
         let why = match &at.inst.op {
             Op::Ld { space, .. }

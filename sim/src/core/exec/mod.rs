@@ -170,6 +170,18 @@ pub(crate) fn sign_extend(v: u64, from_bits: u32) -> u64 {
     (((v << s) as i64) >> s) as u64
 }
 
+/// The lanes that execute `inst` now: the warp's active lanes whose guard predicate (if any)
+/// is true.
+pub fn executing_lanes(w: &Warp, inst: &Inst) -> Mask {
+    let active = w.simt.active_mask();
+    match inst.guard {
+        None => active,
+        Some(g) => lanes(active)
+            .filter(|&l| ((w.read(g.reg.0, l) & 1) == 1) != g.negated)
+            .fold(0, |m, l| m | 1 << l),
+    }
+}
+
 /// Whether executing `op` may reach the state all SMs share — global memory's values, the
 /// L2, interconnect and DRAM — or this SM's L1, in which case it runs in the memory exchange
 /// after every SM has stepped, in SM-id order (`Sm::exchange`), so that no result depends on
@@ -398,13 +410,7 @@ impl<'a> ExecEnv<'a> {
 
     /// Execute `inst` for the warp's active lanes.
     pub fn execute(&mut self, w: &mut Warp, inst: &Inst) -> Result<Executed, Fault> {
-        let active = w.simt.active_mask();
-        let exec = match inst.guard {
-            None => active,
-            Some(g) => lanes(active)
-                .filter(|&l| ((w.read(g.reg.0, l) & 1) == 1) != g.negated)
-                .fold(0, |m, l| m | 1 << l),
-        };
+        let exec = executing_lanes(w, inst);
         let frame_depth = w.frames.len() as u32;
         let mut out = Executed {
             flow: Flow::Next,
