@@ -287,8 +287,16 @@ fn a_guarded_off_wait_does_not_hold_the_warp() {
     let on = run(&kernel(&dir, &body(""), 32));
     for (t, (o, w)) in off.iter().zip(&on).enumerate() {
         // tiny: the copy's first touch takes a DRAM round trip (dram.latency 400).
-        assert!(w[2] >= 400, "thread {t}: the real wait took only {} cycles", w[2]);
-        assert!(o[2] < 50, "thread {t}: the guarded-off wait held the warp {} cycles", o[2]);
+        assert!(
+            w[2] >= 400,
+            "thread {t}: the real wait took only {} cycles",
+            w[2]
+        );
+        assert!(
+            o[2] < 50,
+            "thread {t}: the guarded-off wait held the warp {} cycles",
+            o[2]
+        );
     }
     let _ = std::fs::remove_dir_all(dir);
 }

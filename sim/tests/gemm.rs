@@ -333,7 +333,8 @@ fn command_prints_the_table_and_writes_the_csv() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains("sgemm_simt on ampere-a100 (108 SMs boost 1410 MHz, power-limited to 400 W"),
+        stdout
+            .contains("sgemm_simt on ampere-a100 (108 SMs boost 1410 MHz, power-limited to 400 W"),
         "{stdout}"
     );
     assert!(
