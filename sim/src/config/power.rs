@@ -97,7 +97,7 @@ pub struct PowerConfig {
     /// as `tensor_data_share`, the governor sees the real power). A GPU's power management
     /// acts on an estimate from activity counters that sees the data less than the real
     /// power does: an H100 on all-zero operands holds its clock far below boost at 434 W,
-    /// with the power-cap reason set (docs/power.md, "Operand data and the governor").
+    /// with the power-cap reason set (docs/power.md, "Zero operands").
     #[serde(default)]
     pub governor_data_share: Option<f64>,
     /// The operand bit density of the data the tensor energies are stated for, and the one a

@@ -297,7 +297,7 @@ impl Governor {
             energy = Some(parts);
             let v = m.volts(self.mhz as f64) / m.volts(self.boost as f64);
             // The governor decides on its own estimate (`power.governor_data_share`).
-            let seen = m.estimated(&parts, d.events.tensor_set_bits, d.events.tensor_bits);
+            let seen = m.estimated_dynamic(&d, self.mhz as f64);
             self.window.push_back(Sample {
                 cycles,
                 seconds: secs,

@@ -117,6 +117,21 @@ impl PowerModel {
 
     /// Dynamic energy of `a` at core clock `mhz`, in joules (static power is `static_watts`).
     pub fn dynamic(&self, a: &Activity, mhz: f64) -> Parts {
+        self.dynamic_with_share(a, mhz, self.p.tensor_data_share)
+    }
+
+    /// `dynamic` as the governor's power estimate sees it: the tensor energy priced with
+    /// `power.governor_data_share` (absent: the real share, and the real energy).
+    pub fn estimated_dynamic(&self, a: &Activity, mhz: f64) -> Parts {
+        let share = self
+            .p
+            .governor_data_share
+            .unwrap_or(self.p.tensor_data_share);
+        self.dynamic_with_share(a, mhz, share)
+    }
+
+    /// Dynamic energy with `share` of a tensor FMA's energy following the operand data.
+    fn dynamic_with_share(&self, a: &Activity, mhz: f64, share: f64) -> Parts {
         let e = &self.p.energy_pj;
         let v = self.volts(mhz) / (self.p.boost_mv / 1000.0);
         let k = v * v * PJ;
@@ -139,7 +154,7 @@ impl PowerModel {
             issue: a.warp_instructions as f64 * e.warp_instruction * k,
             alu: alu * k,
             registers: ev.register_accesses as f64 * e.register * k,
-            tensor: fma * self.data_factor(ev.tensor_set_bits, ev.tensor_bits) * k,
+            tensor: fma * self.factor_with(share, ev.tensor_set_bits, ev.tensor_bits) * k,
             shared_l1: (a.shared_wavefronts as f64 * e.shared_wavefront
                 + a.l1_accesses as f64 * e.l1_access)
                 * k,
@@ -157,34 +172,12 @@ impl PowerModel {
         self.factor_with(self.p.tensor_data_share, set_bits, bits)
     }
 
-    /// `data_factor` as the governor's power estimate sees it (`power.governor_data_share`).
-    pub fn governor_data_factor(&self, set_bits: u64, bits: u64) -> f64 {
-        let s = self
-            .p
-            .governor_data_share
-            .unwrap_or(self.p.tensor_data_share);
-        self.factor_with(s, set_bits, bits)
-    }
-
     fn factor_with(&self, share: f64, set_bits: u64, bits: u64) -> f64 {
         if bits == 0 {
             return 1.0;
         }
         let rho = set_bits as f64 / bits as f64;
         1.0 - share + share * rho / self.p.tensor_reference_density
-    }
-
-    /// The governor's estimate of `parts` (energies of an interval with `set_bits` of `bits`
-    /// tensor operand bits set): the tensor energy re-priced with the governor's data share.
-    pub fn estimated(&self, parts: &Parts, set_bits: u64, bits: u64) -> Parts {
-        let real = self.data_factor(set_bits, bits);
-        let seen = self.governor_data_factor(set_bits, bits);
-        let tensor = if real > 0.0 {
-            parts.tensor / real * seen
-        } else {
-            0.0
-        };
-        Parts { tensor, ..*parts }
     }
 
     /// Static power with `active` of the SMs (a fraction) holding work, at `mhz`, in watts.
@@ -255,15 +248,25 @@ mod tests {
         a.warp_instructions = 1000;
         a.events.tensor_bits = 1000;
         let zeros = m.dynamic(&a, 1980.0);
-        let seen = m.estimated(&zeros, 0, 1000);
+        let seen = m.estimated_dynamic(&a, 1980.0);
         let g = 1.0 - 0.22; // hopper-h100.yaml's governor_data_share
         assert!((seen.tensor - zeros.tensor / 0.39 * g).abs() < 1e-15);
         assert_eq!(seen.issue, zeros.issue);
         a.events.tensor_set_bits = 607;
         let typical = m.dynamic(&a, 1980.0);
-        let same = m.estimated(&typical, 607, 1000);
+        let same = m.estimated_dynamic(&a, 1980.0);
         assert!((same.tensor - typical.tensor).abs() < 1e-18);
-        assert_eq!(m.estimated(&typical, 0, 0), typical);
+        a.events.tensor_bits = 0;
+        a.events.tensor_set_bits = 0;
+        assert_eq!(m.estimated_dynamic(&a, 1980.0), m.dynamic(&a, 1980.0));
+        // Even where the real energy follows the data entirely (zero at zero density), the
+        // estimate keeps its own share.
+        let text = include_str!("../../../configs/hopper-h100.yaml");
+        let sets = [("power.tensor_data_share".to_string(), "1".to_string())];
+        let all = PowerModel::of(&Config::from_yaml("h100", text, &sets).unwrap()).unwrap();
+        a.events.tensor_bits = 1000;
+        assert_eq!(all.dynamic(&a, 1980.0).tensor, 0.0);
+        assert!((all.estimated_dynamic(&a, 1980.0).tensor - 1e6 * 1.82e-12 * g).abs() < 1e-15);
     }
 
     #[test]
