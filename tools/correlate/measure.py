@@ -27,6 +27,7 @@ import ctypes
 import importlib
 import json
 import math
+import re
 import site
 import statistics
 import subprocess
@@ -1052,15 +1053,15 @@ class WorkloadResources:
 
 
 def measure_workload(gpu: Gpu, sample, plan_dir: Path, workload: dict, warmup: int, repeats: int,
-                     dump: tuple = ()) -> WorkloadOutcome:
+                     dump: tuple = (), dump_dir: Optional[Path] = None) -> WorkloadOutcome:
     resources = WorkloadResources()
     try:
-        return _measure(gpu, sample, Path(plan_dir), workload, warmup, repeats, resources, dump)
+        return _measure(gpu, sample, Path(plan_dir), workload, warmup, repeats, resources, dump, dump_dir)
     finally:
         gpu.release(resources.addresses, resources.module)
 
 
-def _measure(gpu, sample, plan_dir, workload, warmup, repeats, resources, dump=()) -> WorkloadOutcome:
+def _measure(gpu, sample, plan_dir, workload, warmup, repeats, resources, dump=(), dump_dir=None) -> WorkloadOutcome:
     with annotate("loading the PTX"):
         resources.module = gpu.load_module(read_ptx(plan_dir, workload))
     functions = _load_functions(gpu, resources.module, workload["launches"])
@@ -1072,7 +1073,7 @@ def _measure(gpu, sample, plan_dir, workload, warmup, repeats, resources, dump=(
     ]
     _run_once(gpu, workload["launches"], prepared)
     check, mismatches = _run_checks(gpu, plan_dir, workload, addresses, initial)
-    _dump_buffers(gpu, workload, addresses, dump)
+    _dump_buffers(gpu, workload, addresses, dump, dump_dir)
     timings = [
         _time_launch(gpu, sample, i, launch, p, warmup, repeats)
         for i, (launch, p) in enumerate(zip(workload["launches"], prepared))
@@ -1092,11 +1093,34 @@ def dump_line(workload: str, buffer: dict, raw: bytes) -> str:
     return f"dump: {workload} {buffer['name']} = [{shown}{more}]"
 
 
-def _dump_buffers(gpu: Gpu, workload: dict, addresses: dict, prefixes: tuple) -> None:
+def _dump_buffers(gpu: Gpu, workload: dict, addresses: dict, prefixes: tuple,
+                  dump_dir: Optional[Path] = None) -> None:
     for buffer in workload["buffers"]:
         if any(buffer["name"].startswith(p) for p in prefixes):
             raw = gpu.download(addresses[buffer["name"]], buffer["bytes"])
             print(dump_line(workload["workload"], buffer, raw), flush=True)
+            if dump_dir is not None:
+                save_dump(dump_dir, workload["workload"], buffer, raw)
+
+
+def dump_file_name(workload: str, buffer_name: str) -> str:
+    """`--dump-dir`'s file for a buffer: the workload's name with every character other than
+    letters, digits, '.', '-' and '_' turned into '_', two underscores, the buffer's name."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", workload)
+    return f"{safe}__{buffer_name}.npy"
+
+
+def save_dump(dump_dir: Path, workload: str, buffer: dict, raw: bytes) -> Path:
+    """Write every value of a dumped buffer (the printed line shows the first DUMP_VALUES)."""
+    import numpy as np
+
+    dump_dir.mkdir(parents=True, exist_ok=True)
+    values = np.frombuffer(raw, dtype=BUFFER_DTYPES[buffer["dtype"]][0])
+    if buffer["dtype"] == "bf16":
+        values = np.asarray(decode_floats(raw, "bf16"), dtype=np.float32)
+    path = dump_dir / dump_file_name(workload, buffer["name"])
+    np.save(path, values)
+    return path
 
 
 def _load_functions(gpu: Gpu, module, launches: list) -> dict:
@@ -1180,7 +1204,8 @@ class ContextLost(Exception):
 
 
 def measure_all(plan_dir: Path, workloads: list, gpu: Gpu, nvml, run_info: dict,
-                warmup: int, repeats: int, writer, first_position: int = 1, dump: tuple = ()) -> bool:
+                warmup: int, repeats: int, writer, first_position: int = 1, dump: tuple = (),
+                dump_dir: Optional[Path] = None) -> bool:
     """Measure every workload, writing its rows as it completes; True if all passed.
     Raises ContextLost when a failure leaves the GPU unusable to this process."""
     all_passed = True
@@ -1188,7 +1213,7 @@ def measure_all(plan_dir: Path, workloads: list, gpu: Gpu, nvml, run_info: dict,
     for position, workload in enumerate(workloads, first_position):
         recovered = True
         try:
-            outcome = measure_workload(gpu, nvml.sample, plan_dir, workload, warmup, repeats, dump)
+            outcome = measure_workload(gpu, nvml.sample, plan_dir, workload, warmup, repeats, dump, dump_dir)
         except Exception as e:  # one broken workload must not end the run
             kind = "" if isinstance(e, CudaError) else f"{type(e).__name__}: "
             print(f"error: {workload['workload']}: {kind}{e}", file=sys.stderr, flush=True)
@@ -1250,6 +1275,9 @@ def parse_args(argv: Optional[list]) -> argparse.Namespace:
     parser.add_argument("--dump", nargs="+", action="extend", default=[], metavar="PREFIX",
                         help="after the correctness run, print the values of the buffers whose name "
                              "starts with one of these (a microbenchmark's timings, say)")
+    parser.add_argument("--dump-dir", type=Path, metavar="DIR",
+                        help="also write every value of each --dump buffer to DIR/<workload>__<buffer>.npy "
+                             "(the printed line shows the first 64)")
     parser.add_argument("--no-install", action="store_true",
                         help="fail instead of pip-installing missing packages")
     # Set by the script itself when it restarts after losing its context: skip the
@@ -1302,7 +1330,7 @@ def main(argv: Optional[list] = None) -> int:
 
             all_passed = measure_all(args.plan_dir, workloads[args.resume_at:], gpu, nvml, run_info,
                                      args.warmup, args.repeats, write, first_position=args.resume_at + 1,
-                                     dump=tuple(args.dump))
+                                     dump=tuple(args.dump), dump_dir=args.dump_dir)
     except ContextLost as lost:
         print(f"measure.py: {lost}", file=sys.stderr, flush=True)
         nvml.close()

@@ -488,6 +488,18 @@ class CompareTests(unittest.TestCase):
         line = measure.dump_line("w", many, struct.pack("<70f", *range(70)))
         self.assertTrue(line.endswith(", 63.0, ... (70 values)]"), line)
 
+    @needs_numpy
+    def test_dump_dir_keeps_every_value(self):
+        import numpy as np
+        import tempfile
+
+        buffer = {"name": "lat_4m", "dtype": "u32", "bytes": 4 * 100}
+        with tempfile.TemporaryDirectory() as d:
+            path = measure.save_dump(Path(d), "traces/microbench/l2_partition.yaml", buffer,
+                                     struct.pack("<100I", *range(100)))
+            self.assertEqual(path.name, "traces_microbench_l2_partition.yaml__lat_4m.npy")
+            self.assertEqual(np.load(path).tolist(), list(range(100)))
+
     def test_random_fills_are_reproducible_and_in_range(self):
         import numpy as np
 

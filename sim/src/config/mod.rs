@@ -221,12 +221,19 @@ pub struct ClusterConfig {
 /// `wgmma.mma_async` timing: each warp's 16-row slice (16·N·K multiply-adds) holds its
 /// sub-partition's tensor unit for ⌈FMAs / rate⌉ cycles, the rate being `fmas_per_cycle` for
 /// .f16/.bf16, half of it for .tf32 and twice it for fp8; its accumulators are ready `latency`
-/// cycles after the slice leaves the unit.
+/// cycles after the slice leaves the unit. With `operand_bytes_per_cycle`, the slice also
+/// cannot finish before its shared-memory operands have been read at that rate: A's 16 rows
+/// (512 bytes) when A comes from shared memory, and a quarter of B (N rows of 32 bytes, read
+/// once for the warpgroup's four warps).
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct WgmmaConfig {
     pub fmas_per_cycle: u32,
     pub latency: u32,
+    /// Shared-memory operand bytes a sub-partition's tensor unit reads per cycle (absent: the
+    /// operands are not timed).
+    #[serde(default)]
+    pub operand_bytes_per_cycle: Option<u32>,
 }
 
 /// The TMA engine of one SM: a bulk or tensor copy is split into L1-line requests that the

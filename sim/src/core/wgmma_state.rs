@@ -95,7 +95,9 @@ impl WarpgroupLog {
     }
 }
 
-/// Cycles one warp's slice of `w` holds the tensor unit.
+/// Cycles one warp's slice of `w` holds the tensor unit: its multiply-adds at the unit's rate,
+/// or, when `sm.wgmma.operand_bytes_per_cycle` is set and longer, the reading of its
+/// shared-memory operands (`operand_bytes`).
 pub fn slice_cycles(w: &Wgmma, cfg: &WgmmaConfig) -> u64 {
     let fmas = 16 * w.n as u64 * w.aty.k() as u64;
     let rate = cfg.fmas_per_cycle as u64;
@@ -104,7 +106,24 @@ pub fn slice_cycles(w: &Wgmma, cfg: &WgmmaConfig) -> u64 {
         WgmmaType::Tf32 => rate / 2,
         WgmmaType::E4m3 | WgmmaType::E5m2 => rate * 2,
     };
-    fmas.div_ceil(rate.max(1))
+    let compute = fmas.div_ceil(rate.max(1));
+    match cfg.operand_bytes_per_cycle {
+        Some(bw) => compute.max(operand_bytes(w).div_ceil(bw.max(1) as u64)),
+        None => compute,
+    }
+}
+
+/// Shared-memory bytes one warp's slice reads: A's 16 rows of 32 bytes (K elements; every
+/// type's K is 32 bytes) when A comes from shared memory, and its quarter of B's N rows of 32
+/// bytes. A warpgroup's four warps read B once between them: on an H200 a warpgroup's loop of
+/// m64nNk16 SS wgmmas runs at 117-125 B/clk of A + B for N = 8…64, one to four warpgroups
+/// (traces/microbench/wgmma_issue.yaml, docs/tensor.md).
+pub fn operand_bytes(w: &Wgmma) -> u64 {
+    let a = match w.a {
+        gpusim_isa::WgmmaA::Desc(_) => 16 * 32,
+        gpusim_isa::WgmmaA::Regs(_) => 0,
+    };
+    a + w.n as u64 * 32 / 4
 }
 
 /// Time an issued (executed by some lane) `wgmma.mma_async`: its accumulators become ready at
