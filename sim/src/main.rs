@@ -450,10 +450,19 @@ fn cmd_run(args: &RunArgs) -> i32 {
         m.shared_conflict_degree
     );
     let c = &m.counters;
+    // The partitions' counts only where the L2 has partitions (`l2.partitions`).
+    let partitions = if c.l2_far_accesses + c.l2_copy_hits > 0 {
+        format!(
+            "; {} far accesses, {} copy hits (L2 partitions)",
+            c.l2_far_accesses, c.l2_copy_hits
+        )
+    } else {
+        String::new()
+    };
     outln!(
-        "  caches              L1 {} hits, {} misses, {} evictions, {} write-backs, {} flushed, {} reservation fails; L2 {} hits, {} misses, {} evictions, {} write-backs, {} reservation fails",
+        "  caches              L1 {} hits, {} misses, {} evictions, {} write-backs, {} flushed, {} reservation fails; L2 {} hits, {} misses, {} evictions, {} write-backs, {} reservation fails{}",
         c.l1_hits, c.l1_misses, c.l1_evictions, c.l1_writebacks, c.l1_flushed, c.l1_reservation_fails,
-        c.l2_hits, c.l2_misses, c.l2_evictions, c.l2_writebacks, c.l2_reservation_fails
+        c.l2_hits, c.l2_misses, c.l2_evictions, c.l2_writebacks, c.l2_reservation_fails, partitions
     );
     outln!(
         "  DRAM                {} reads, {} writes; row buffer {} hits, {} misses, {} conflicts (hit rate {:.1}%)",

@@ -382,18 +382,28 @@ fn streams_within(
 ) -> mb::Window {
     let l2 = mb::stream_l2(b, g).unwrap();
     let dram = mb::stream_dram(b, g).unwrap();
+    // With its own clock (`clock.l2_mhz`) the L2's bytes per cycle are per L2 cycle, in the
+    // component memory system (the issue-time model keeps the core clock).
+    let (num, den) = match g.cfg.memory_engine {
+        gpusim::config::MemoryEngineKind::Components => g.cfg.l2_rate(g.cfg.start_mhz()),
+        gpusim::config::MemoryEngineKind::Issue => (1, 1),
+    };
     let got = [
-        ("L2", l2.per_cycle(|m| m.l2_bytes), g.cfg.l2.bytes_per_cycle),
+        (
+            "L2",
+            l2.per_cycle(|m| m.l2_bytes),
+            g.cfg.l2.bytes_per_cycle as f64 * num as f64 / den as f64,
+        ),
         (
             "DRAM",
             dram.per_cycle(|m| m.dram_bytes - m.dram_write_bytes),
-            g.cfg.dram.bytes_per_cycle,
+            g.cfg.dram.bytes_per_cycle as f64,
         ),
     ];
     for (level, rate, want) in got {
-        let share = rate / want as f64;
+        let share = rate / want;
         report.push(format!(
-            "{name} {level}: {rate:.1} B/cycle of {want} ({:.1} %)",
+            "{name} {level}: {rate:.1} B/cycle of {want:.0} ({:.1} %)",
             100.0 * share
         ));
         assert!(ok.contains(&share), "{report:#?}");
@@ -504,7 +514,10 @@ fn component_gpu(name: &str) -> Gpu {
 /// L2 exactly; DRAM within one DRAM clock (a request waits for the controller's next clock
 /// edge, so a chase's mean differs from the configured figure by a fraction of a cycle) with
 /// refresh off. With refresh on, a chase now and then meets a refresh: the mean rises by the
-/// refresh share (reported, bounded below).
+/// refresh share (reported, bounded below). The configured round trips are those of one L2
+/// partition (`l2.partitions` 1); with hopper-h100's two, a chase from SM 0 meets about half
+/// its DRAM lines homed in the other partition, `l2.far_latency` more each (its L2 chase reads
+/// the copies its DRAM pass left: near).
 #[test]
 fn component_memory_system_idle_latencies() {
     measure("comp_idle", |b, report| {
@@ -512,7 +525,25 @@ fn component_memory_system_idle_latencies() {
             let g = component_gpu(name);
             let edge =
                 (g.cfg.clock_mhz.unwrap_or(1) as f64 / g.cfg.dram.clock_mhz.max(1) as f64).ceil();
-            let quiet = g.with("dram.t_refi", "0").unwrap();
+            let quiet = g
+                .with("dram.t_refi", "0")
+                .unwrap()
+                .with("l2.partitions", "1")
+                .unwrap();
+            if g.cfg.l2.partitions > 1 {
+                let parted = g.with("dram.t_refi", "0").unwrap();
+                let dram = mb::idle_latencies(b, &parted).unwrap().pop().unwrap();
+                let far = g.cfg.l2.far_latency as f64;
+                report.push(format!(
+                    "{name} DRAM over {} partitions: {:.2} (configured {} + far {far} for {:.0}% of the lines)",
+                    g.cfg.l2.partitions,
+                    dram.measured,
+                    dram.configured,
+                    100.0 * (dram.measured - dram.configured as f64) / far
+                ));
+                let share = (dram.measured - dram.configured as f64) / far;
+                assert!((0.3..=0.7).contains(&share), "{report:#?}");
+            }
             for l in mb::idle_latencies(b, &quiet).unwrap() {
                 report.push(format!(
                     "{name} {}: {:.2} (configured {})",

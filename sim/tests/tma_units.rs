@@ -276,7 +276,11 @@ fn tma_load_latency_grows_with_the_load_on_the_memory_system() {
                 l2.iter().all(|&l| (l as f64 - 365.0).abs() <= 0.05 * 365.0),
                 "unloaded: {l2:?}"
             );
-            assert!(dram > 2 * min, "a load from DRAM in {dram} cycles");
+            // Published: 708–757 from DRAM against 365–369 from L2, about 1.9×.
+            assert!(
+                dram as f64 >= 1.8 * min as f64,
+                "a load from DRAM in {dram} cycles"
+            );
         } else {
             // Every timed load ran while every streaming CTA was still streaming.
             let (_, timer_end) = s.timer.unwrap();

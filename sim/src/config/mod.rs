@@ -525,6 +525,26 @@ pub struct L2Config {
     /// Entries of each slice's request queue and of each L2 ↔ DRAM link in the component
     /// memory system (`mem::system`; GPGPU-Sim's `-gpgpu_dram_partition_queues`).
     pub request_queue: u32,
+    /// The L2's partitions (`mem::system::partition`; default 1): each holds an equal share
+    /// of the slices and sits in front of an equal share of the SMs. A hit or fill in a slice
+    /// of another partition than the requesting SM's costs `far_latency` more cycles and
+    /// leaves a copy of the line's tag in the requester's partition, which takes a way there
+    /// and makes its next reads near (the GH100's L2, docs/memory.md). The component memory
+    /// system only: the issue-time model (`memory_engine: issue`) has one L2.
+    #[serde(default = "one_partition")]
+    pub partitions: u32,
+    #[serde(default)]
+    pub far_latency: u32,
+    /// Which SMs sit in front of which partition, as runs of consecutive SMs taking the
+    /// partitions in turn (`[16, 48, 50, 18]`: SMs 0–15 partition 0, 16–63 partition 1, 64–113
+    /// partition 0, 114–131 partition 1), repeated if `sm.count` is larger than their sum (a
+    /// smaller `sm.count` keeps the first SMs'); absent: `partitions` equal runs of the SMs.
+    #[serde(default)]
+    pub partition_runs: Option<Vec<u32>>,
+}
+
+fn one_partition() -> u32 {
+    1
 }
 
 /// DRAM organisation and timing: the channel controller's (`mem::dram_ctrl`) and the
@@ -900,6 +920,7 @@ impl Config {
         }
         self.validate_dram()?;
         self.validate_queues()?;
+        self.validate_l2_partitions()?;
         // An L1 line spans at most four L2 lines (`mem::hierarchy` splits an operation so).
         if self.l1.line_bytes > 4 * self.l2.line_bytes {
             return Err((
@@ -1062,6 +1083,35 @@ impl Config {
     /// 2 × interconnect.latency` and the L2 ↔ DRAM links `dram.latency − l2.hit_latency − X`
     /// (X the controller's unloaded read, `mem::dram_ctrl::unloaded_read_cycles`) must not be
     /// negative.
+    /// `l2.partitions` divides the slices and the SMs evenly; `l2.far_latency` is bounded.
+    fn validate_l2_partitions(&self) -> Result<(), (&'static str, String)> {
+        let (p, l2) = (self.l2.partitions, &self.l2);
+        if p == 0 || l2.slices % p != 0 {
+            return Err((
+                "l2.partitions",
+                format!(
+                    "must be at least 1 and divide l2.slices ({}); got {p}",
+                    l2.slices
+                ),
+            ));
+        }
+        if let Some(runs) = &l2.partition_runs {
+            if runs.is_empty() || runs.contains(&0) || runs.len() > 1 << 16 {
+                return Err((
+                    "l2.partition_runs",
+                    format!("must be positive run lengths (at most 65536 runs); got {runs:?}"),
+                ));
+            }
+        }
+        if l2.far_latency > 100_000 {
+            return Err((
+                "l2.far_latency",
+                format!("must be in 0..=100000 cycles; got {}", l2.far_latency),
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_queues(&self) -> Result<(), (&'static str, String)> {
         let warp = self.sm.warp_size;
         if self.l1.request_queue < warp || self.l1.request_queue > 1 << 16 {
@@ -1461,6 +1511,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("fixed") && e.contains("driver"), "{e}");
+    }
+
+    /// Partitions must divide the slices; their runs are positive.
+    #[test]
+    fn l2_partitions_are_checked() {
+        let set = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let err = |sets: &[(String, String)]| Config::from_yaml("t", TINY_YAML, sets).unwrap_err();
+        let e = err(&[set("l2.partitions", "3")]);
+        assert_eq!(e.path, "l2.partitions", "{e}");
+        assert!(e.to_string().contains("divide l2.slices (2)"), "{e}");
+        let e = err(&[set("l2.partition_runs", "[2, 0]")]);
+        assert_eq!(e.path, "l2.partition_runs", "{e}");
+        assert!(e.to_string().contains("positive run lengths"), "{e}");
+        let c = Config::from_yaml("t", TINY_YAML, &[set("l2.partitions", "2")]).unwrap();
+        assert_eq!((c.l2.partitions, c.l2.far_latency), (2, 0));
     }
 
     #[test]

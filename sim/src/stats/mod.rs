@@ -128,6 +128,11 @@ pub struct MemCounters {
     /// Dirty L2 lines written back to DRAM (the silent `wb_L2`).
     pub l2_writebacks: u64,
     pub l2_reservation_fails: u64,
+    /// With `l2.partitions` > 1: accesses served by another partition's slice across the link
+    /// between them (far), and reads from another partition served by the copy in the SM's
+    /// own (near).
+    pub l2_far_accesses: u64,
+    pub l2_copy_hits: u64,
     /// DRAM accesses (`readMem`, `writeMem` and L2 write-backs) and their row-buffer outcomes.
     pub dram_reads: u64,
     pub dram_writes: u64,
@@ -212,6 +217,8 @@ impl MemCounters {
         self.l2_evictions += o.l2_evictions;
         self.l2_writebacks += o.l2_writebacks;
         self.l2_reservation_fails += o.l2_reservation_fails;
+        self.l2_far_accesses += o.l2_far_accesses;
+        self.l2_copy_hits += o.l2_copy_hits;
         self.dram_reads += o.dram_reads;
         self.dram_writes += o.dram_writes;
         self.dram_row_hits += o.dram_row_hits;

@@ -298,6 +298,11 @@ impl OpProgram {
     pub fn name(self) -> &'static str {
         crate::mem::program::library::ALL[self.0].0
     }
+
+    /// Its index in `library::ALL`.
+    pub fn index(self) -> usize {
+        self.0
+    }
 }
 
 /// The table index of library program `name`.

@@ -49,6 +49,7 @@ mod channel;
 mod l1;
 mod link;
 mod op;
+mod partition;
 mod slice;
 mod stats;
 mod tma;
@@ -191,6 +192,8 @@ pub struct MemorySystem {
     costs: Costs,
     map: AddressMap,
     back: Backend,
+    /// The L2's partitions (`l2.partitions` > 1), timing far accesses and copies.
+    partitions: Option<partition::Partitions>,
     ops: OpPool,
     l1s: Vec<L1Stage>,
     slices: Vec<SliceStage>,
@@ -260,6 +263,7 @@ impl MemorySystem {
             comp_wake: u64::MAX,
             held: Held::default(),
             back,
+            partitions: partition::Partitions::new(cfg),
             ops: OpPool::default(),
             cycle: 0,
             seq: 0,
@@ -768,7 +772,7 @@ impl MemorySystem {
                         i += 1;
                     } else {
                         self.slices[s].blocked.remove(i);
-                        self.slice_route(s, e.id, next, c);
+                        self.slice_route(s, e.id, next, c, env);
                     }
                 }
             }

@@ -175,14 +175,14 @@ impl MemorySystem {
             } else {
                 self.run_at(id, Here::Slice, c, env)?
             };
-            self.slice_route(s, id, next, c);
+            self.slice_route(s, id, next, c, env);
             self.slice_drain(s, c, env);
         }
         Ok(())
     }
 
     /// Where an operation goes after its steps at slice `s`.
-    pub(super) fn slice_route(&mut self, s: usize, id: u32, next: Next, c: u64) {
+    pub(super) fn slice_route(&mut self, s: usize, id: u32, next: Next, c: u64, env: &mut Env) {
         self.slice_on.set(s);
         match next {
             Next::Blocked => {
@@ -195,7 +195,7 @@ impl MemorySystem {
                 self.slices[s].blocked.push(e)
             }
             Next::Ended | Next::Go(Place::L1) => {
-                let at = c + self.lat.slice;
+                let at = c + self.lat.slice + self.partition_delay(s, id, c, env);
                 self.slices[s].to_sm.push_back((at, id));
             }
             Next::Go(Place::Mem) => {
@@ -203,6 +203,31 @@ impl MemorySystem {
                 self.slices[s].to_dram.push_back((ch, DramPacket::Op(id)));
             }
             Next::Go(p) => unreachable!("an operation at L2 goes on to {p:?}"),
+        }
+    }
+
+    /// The cycles an operation leaving home slice `s` for its SM adds for the L2's partitions
+    /// (`partition::Partitions::access`; 0 with one partition), counted in its SM's
+    /// `l2_far_accesses` / `l2_copy_hits`.
+    fn partition_delay(&mut self, s: usize, id: u32, c: u64, env: &mut Env) -> u64 {
+        let Some(parts) = &self.partitions else {
+            return 0;
+        };
+        let op = self.ops.get(id);
+        let (sm, prog) = (op.sm, op.prog.index());
+        let line = self.back.slices[s].line_addr(op.txn.line);
+        let reach = parts.access(&mut self.back.slices, sm, s as u32, line, prog, c);
+        let counters = env.sms.side(sm as usize).counters;
+        match reach {
+            super::partition::Reach::Near => 0,
+            super::partition::Reach::Copy => {
+                counters.l2_copy_hits += 1;
+                0
+            }
+            super::partition::Reach::Far => {
+                counters.l2_far_accesses += 1;
+                parts.far_latency()
+            }
         }
     }
 
