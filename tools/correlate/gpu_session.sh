@@ -14,19 +14,9 @@
 #      per spec, so that a kernel that hangs on the hardware costs only its own time limit);
 #   3. cuBLAS under sustained load: settled clock and power, random vs zero operands;
 #   4. every trace manifest that runs to completion.
-set -u
-: "${GPUSIM:?set GPUSIM to a gpusim binary}"
-: "${OUT:?set OUT to the results directory}"
-export PYTHONUNBUFFERED=1
 here=$(dirname "$0")
 work=${WORK:-/tmp/gpusim-correlate}
-res=$work/results
-rm -rf "$work" && mkdir -p "$res" "$OUT"
-# Everything measured goes to $res and is packed into $OUT/results.tgz after every stage
-# (the lent machines return few files, and a stage killed by its limit must not lose earlier ones).
-pack() { tar czf "$OUT/results.tgz" -C "$res" . ; }
-stage() { pack; echo "== $(date -u +%T) $*"; }
-trap pack EXIT
+. "$here/session_common.sh"
 
 stage "0 GPU state"
 nvidia-smi -q > "$res/nvidia-smi.txt" 2>&1

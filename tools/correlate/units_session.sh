@@ -9,17 +9,9 @@
 #   buffers dumped; 2. every microbenchmark trace (medians, every `out`/`lat` buffer dumped);
 #   3. the Hopper GEMM specs at 2048³…8192³; 4. Nsight Compute L2/DRAM counters and clock
 #   rates of hopper_ws_bf16 (8192³, 4096³) and hopper_ws_bf16_cluster2 (8192³).
-set -u
-: "${GPUSIM:?set GPUSIM to a gpusim binary}"
-: "${OUT:?set OUT to the results directory}"
-export PYTHONUNBUFFERED=1
 here=$(dirname "$0")
 work=${WORK:-/tmp/gpusim-units}
-res=$work/results
-rm -rf "$work" && mkdir -p "$res" "$OUT"
-pack() { tar czf "$OUT/results.tgz" -C "$res" . ; }
-stage() { pack; echo "== $(date -u +%T) $*"; }
-trap pack EXIT
+. "$here/session_common.sh"
 measure=(python3 "$here/measure.py" --no-install)
 
 stage "0 GPU state"
