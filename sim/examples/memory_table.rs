@@ -114,7 +114,10 @@ fn idle_latencies(b: &Bench, gpus: &[Gpu]) -> String {
         );
         t += &row(&cells);
     }
-    t + "\nCycles per dependent load of the pointer chases (configured round trip in parentheses).\n"
+    t + "\nCycles per dependent load of the pointer chases (configured round trip in parentheses; \
+         with `l2.partitions` > 1 — hopper-h100 — `dram.latency` is a line of the SM's own \
+         partition's, and the DRAM chase meets about half its lines in the other, \
+         `l2.far_latency` further).\n"
 }
 
 /// `rate` bytes per cycle as GB/s at the config's clock.
@@ -142,12 +145,12 @@ fn streaming(b: &Bench, gpus: &[Gpu]) -> String {
             (
                 "L2",
                 l2.per_cycle(|m| m.l2_bytes),
-                gpu.cfg.l2.bytes_per_cycle,
+                mb::l2_bytes_per_core_cycle(gpu),
             ),
             (
                 "DRAM",
                 dram.per_cycle(|m| m.dram_bytes - m.dram_write_bytes),
-                gpu.cfg.dram.bytes_per_cycle,
+                gpu.cfg.dram.bytes_per_cycle as f64,
             ),
         ];
         for (level, got, want) in levels {
@@ -155,15 +158,16 @@ fn streaming(b: &Bench, gpus: &[Gpu]) -> String {
                 gpu.name.clone(),
                 level.into(),
                 format!("{got:.1}"),
-                want.to_string(),
-                format!("{:.1}", 100.0 * got / want as f64),
+                format!("{want:.0}"),
+                format!("{:.1}", 100.0 * got / want),
                 gbps(got, gpu),
-                gbps(want as f64, gpu),
+                gbps(want, gpu),
             ]);
         }
     }
     t + "\n`stream_l2` (`ld.global.cg` of an array resident in L2) and `stream_dram` (every warp \
-         load a new line), bytes per cycle between two trip counts.\n"
+         load a new line), bytes per cycle between two trip counts; configured: per core cycle \
+         at the config's clock (an L2 on its own clock, `clock.l2_mhz`, at that ratio).\n"
 }
 
 fn loaded_latency(b: &Bench, gpus: &[Gpu]) -> String {

@@ -382,17 +382,11 @@ fn streams_within(
 ) -> mb::Window {
     let l2 = mb::stream_l2(b, g).unwrap();
     let dram = mb::stream_dram(b, g).unwrap();
-    // With its own clock (`clock.l2_mhz`) the L2's bytes per cycle are per L2 cycle, in the
-    // component memory system (the issue-time model keeps the core clock).
-    let (num, den) = match g.cfg.memory_engine {
-        gpusim::config::MemoryEngineKind::Components => g.cfg.l2_rate(g.cfg.start_mhz()),
-        gpusim::config::MemoryEngineKind::Issue => (1, 1),
-    };
     let got = [
         (
             "L2",
             l2.per_cycle(|m| m.l2_bytes),
-            g.cfg.l2.bytes_per_cycle as f64 * num as f64 / den as f64,
+            mb::l2_bytes_per_core_cycle(g),
         ),
         (
             "DRAM",
