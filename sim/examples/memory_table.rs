@@ -145,7 +145,7 @@ fn streaming(b: &Bench, gpus: &[Gpu]) -> String {
             (
                 "L2",
                 l2.per_cycle(|m| m.l2_bytes),
-                mb::l2_bytes_per_core_cycle(gpu),
+                gpu.cfg.l2_bytes_per_core_cycle(),
             ),
             (
                 "DRAM",

@@ -394,17 +394,6 @@ pub fn stream_l2_ctas(cfg: &Config) -> u64 {
     (room.max(1) * cfg.sm.count as u64).max(240)
 }
 
-/// The L2's configured bandwidth in bytes per core cycle at the starting clock: with its own
-/// clock (`clock.l2_mhz`) `l2.bytes_per_cycle` is per L2 cycle in the component memory system
-/// (the issue-time model keeps the core clock).
-pub fn l2_bytes_per_core_cycle(gpu: &Gpu) -> f64 {
-    let (num, den) = match gpu.cfg.memory_engine {
-        crate::config::MemoryEngineKind::Components => gpu.cfg.l2_rate(gpu.cfg.start_mhz()),
-        crate::config::MemoryEngineKind::Issue => (1, 1),
-    };
-    gpu.cfg.l2.bytes_per_cycle as f64 * num as f64 / den as f64
-}
-
 /// `stream_l2.yaml` (`ld.global.cg` of an array that stays in L2) with `stream_l2_ctas` CTAs:
 /// L2 reads.
 pub fn stream_l2(b: &Bench, gpu: &Gpu) -> Result<Window, String> {

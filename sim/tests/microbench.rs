@@ -386,7 +386,7 @@ fn streams_within(
         (
             "L2",
             l2.per_cycle(|m| m.l2_bytes),
-            mb::l2_bytes_per_core_cycle(g),
+            g.cfg.l2_bytes_per_core_cycle(),
         ),
         (
             "DRAM",

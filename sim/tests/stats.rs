@@ -170,8 +170,7 @@ fn load_latency_and_component_utilisation_add_up() {
     );
     assert!(m.load_latency_p99 >= m.load_latency_p50);
     let cycles = k.counters.cycles as f64;
-    let (num, den) = cfg.l2_rate(cfg.start_mhz());
-    let slice_rate = (cfg.l2.bytes_per_cycle / cfg.l2.slices) as f64 * num as f64 / den as f64;
+    let slice_rate = cfg.l2_bytes_per_core_cycle() / cfg.l2.slices as f64;
     let channel_rate = cfg.dram.bytes_per_cycle as f64 / cfg.dram.channels as f64;
     let c = &k.components;
     assert_eq!(c.l2_slice_utilisation.len(), cfg.l2.slices as usize);

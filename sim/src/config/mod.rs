@@ -803,6 +803,14 @@ impl Config {
                     format!("must be at most 1048576, got {}", w.latency),
                 ));
             }
+            if let Some(b) = w.operand_bytes_per_cycle {
+                if b == 0 || b > 1 << 20 {
+                    return Err((
+                        "sm.wgmma.operand_bytes_per_cycle",
+                        format!("must be in 1..=1048576 (or absent: operands not timed), got {b}"),
+                    ));
+                }
+            }
         }
         let f = &sm.fence;
         for (key, cycles) in [
@@ -1215,6 +1223,17 @@ impl Config {
         }
     }
 
+    /// The L2's configured bytes per core cycle at the starting clock (`start_mhz`): with its
+    /// own clock `l2.bytes_per_cycle` is per L2 cycle in the component memory system, while
+    /// the issue-time model (`memory_engine: issue`) keeps the core clock.
+    pub fn l2_bytes_per_core_cycle(&self) -> f64 {
+        let (num, den) = match self.memory_engine {
+            MemoryEngineKind::Components => self.l2_rate(self.start_mhz()),
+            MemoryEngineKind::Issue => (1, 1),
+        };
+        self.l2.bytes_per_cycle as f64 * num as f64 / den as f64
+    }
+
     /// The DRAM keys the controller adds (`mem::dram_ctrl`): clocks, bus, timings, queues,
     /// scheduler, row policy; each error at its key.
     fn validate_dram(&self) -> Result<(), (&'static str, String)> {
@@ -1511,6 +1530,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("fixed") && e.contains("driver"), "{e}");
+    }
+
+    /// A wgmma operand rate of zero would stall every SS wgmma: refused at its key.
+    #[test]
+    fn a_zero_wgmma_operand_rate_is_refused() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../configs/hopper-h100.yaml"
+        ))
+        .unwrap();
+        let set = [("sm.wgmma.operand_bytes_per_cycle".into(), "0".into())];
+        let e = Config::from_yaml("h100", &text, &set).unwrap_err();
+        assert_eq!(e.path, "sm.wgmma.operand_bytes_per_cycle", "{e}");
     }
 
     /// Partitions must divide the slices; their runs are positive.

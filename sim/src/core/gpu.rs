@@ -586,13 +586,11 @@ pub fn run_launch_observed(
         stats.sample = Some(report);
     }
     (stats.clock, stats.power) = governor.finish(cycles, &now);
-    // With its own clock (`clock.l2_mhz`) a slice's bytes per cycle are per L2 cycle: its
-    // capacity per core cycle at the launch's starting clock.
-    let (num, den) = cfg.l2_rate(cfg.start_mhz());
+    // A slice's capacity per core cycle at the launch's starting clock (`clock.l2_mhz`).
     stats.components = crate::stats::ComponentReport::new(
         cycles,
         &l2.slice_bytes,
-        (cfg.l2.bytes_per_cycle / cfg.l2.slices.max(1)).max(1) as f64 * num as f64 / den as f64,
+        (cfg.l2_bytes_per_core_cycle() / cfg.l2.slices.max(1) as f64).max(1.0),
         &l2.channel_bytes,
         cfg.dram.bytes_per_cycle as f64 / cfg.dram.channels.max(1) as f64,
     );
@@ -735,15 +733,18 @@ fn drain_events(sms: &mut [Sm], trace: &mut dyn TraceSink) {
 
 /// One SM's units of each kind (all sub-partitions) and warp slots.
 fn sm_scope(cfg: &Config) -> crate::stats::Scope {
-    let (num, den) = cfg.l2_rate(cfg.start_mhz());
+    let l2 = cfg.l2_bytes_per_core_cycle();
+    let ports = l2 / cfg.l2.bytes_per_cycle.max(1) as f64;
     crate::stats::Scope {
         units: super::program::Unit::ALL
             .map(|u| u.shape(&cfg.sm.units).0 as u64 * cfg.sm.schedulers as u64),
         warp_slots: cfg.sm.max_warps as u64,
         // Per core cycle at the starting clock (`clock.l2_mhz` keeps the L2's own).
-        l2_bytes_per_cycle: (cfg.l2.bytes_per_cycle as u64 * num / den).max(1),
+        l2_bytes_per_cycle: (l2 as u64).max(1),
         dram_bytes_per_cycle: cfg.dram.bytes_per_cycle as u64,
-        icnt_bytes_per_cycle: (2 * cfg.interconnect.port_bytes_per_cycle as u64 * num / den).max(1),
+        // The ports keep the L2's clock too.
+        icnt_bytes_per_cycle: ((2 * cfg.interconnect.port_bytes_per_cycle) as f64 * ports).max(1.0)
+            as u64,
     }
 }
 
