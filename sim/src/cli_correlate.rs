@@ -44,8 +44,9 @@ pub struct CorrelateArgs {
     /// The directory the workloads' paths are relative to (where `gpusim export` ran).
     #[arg(long, default_value = ".")]
     root: PathBuf,
-    /// Convert simulated cycles to time at each launch's measured mean SM clock instead of
-    /// taking the simulated time (the config's clock, or the clocks its power governor chose).
+    /// Simulate each workload with the core clock locked at its measured mean SM clock and
+    /// convert its cycles at that clock, instead of taking the simulated time (the config's
+    /// clock, or the clocks its power governor chose).
     #[arg(long)]
     at_measured_clock: bool,
     /// Draw simulated against measured time (PNG or SVG by extension).

@@ -550,7 +550,8 @@ WAIT:
 
 /// `cp.async.bulk.wait_group.read` waits until the TMA engine has read the group's bytes from
 /// shared memory, the plain form until they are written: one thread stores 4 KiB (32 lines)
-/// to global memory through an engine slowed to 16 B/cycle (8 cycles a line), then times the
+/// to global memory through an engine whose store rate is slowed to 16 B/cycle
+/// (`sm.tma.store_bytes_per_cycle`: 8 cycles a line), then times the
 /// two waits. The `.read` wait ends once the last line has left the engine (31 × 8 cycles
 /// after the first), the plain one only when the last store has completed at L2.
 #[test]
@@ -583,7 +584,7 @@ fn a_bulk_read_wait_ends_when_the_engine_has_read_the_bytes() {
         "  dst: { dtype: u32, shape: [1024], init: zeros }\n  out: { dtype: u64, shape: [2], init: zeros }",
     );
     let cfg = root().join("configs/hopper-h100.yaml");
-    let slow = [("sm.tma.bytes_per_cycle".to_string(), "16".to_string())];
+    let slow = [("sm.tma.store_bytes_per_cycle".to_string(), "16".to_string())];
     let out = run_manifest(&m, Some(&cfg), &slow).unwrap();
     let dst = words(&out, "dst");
     assert_eq!(

@@ -247,6 +247,10 @@ pub struct WgmmaConfig {
 pub struct TmaConfig {
     pub latency: u32,
     pub bytes_per_cycle: u32,
+    /// The engine's rate for a store's (or reduction's) lines, which it reads from shared
+    /// memory and writes out; `bytes_per_cycle` when absent.
+    #[serde(default)]
+    pub store_bytes_per_cycle: Option<u32>,
     #[serde(default)]
     pub queue_lines: Option<u32>,
 }
@@ -258,6 +262,11 @@ impl TmaConfig {
     /// be needed to fill shared memory.
     pub fn queue_lines(&self, shared_bytes: u32) -> u32 {
         self.queue_lines.unwrap_or(shared_bytes.div_ceil(16)).max(1)
+    }
+
+    /// `store_bytes_per_cycle`, or the load rate.
+    pub fn store_bytes_per_cycle(&self) -> u32 {
+        self.store_bytes_per_cycle.unwrap_or(self.bytes_per_cycle)
     }
 }
 
@@ -632,6 +641,10 @@ pub struct InterconnectConfig {
     pub latency: u32,
     /// Bytes per core cycle of each port (every SM and every slice has one in each direction).
     pub port_bytes_per_cycle: u32,
+    /// Bytes per cycle of each L2 slice's input port (requests, write data, write-backs);
+    /// `port_bytes_per_cycle` when absent.
+    #[serde(default)]
+    pub slice_input_bytes_per_cycle: Option<u32>,
     /// Packets each crossbar link (an SM's or a slice's output port) holds in flight and
     /// waiting in the component memory system (`mem::system`); a full link holds its producer.
     pub buffer_packets: u32,
@@ -640,6 +653,14 @@ pub struct InterconnectConfig {
 /// Narasiman et al. (MICRO 2011) evaluate fetch groups of 8 warps.
 fn default_two_level_active() -> u32 {
     8
+}
+
+impl InterconnectConfig {
+    /// `slice_input_bytes_per_cycle`, or the port rate.
+    pub fn slice_input_bytes_per_cycle(&self) -> u32 {
+        self.slice_input_bytes_per_cycle
+            .unwrap_or(self.port_bytes_per_cycle)
+    }
 }
 
 fn default_set_index() -> String {
@@ -829,6 +850,12 @@ impl Config {
                     format!("must be in 1..=4096, got {}", t.bytes_per_cycle),
                 ));
             }
+            if let Some(r) = t.store_bytes_per_cycle.filter(|&r| r == 0 || r > 4096) {
+                return Err((
+                    "sm.tma.store_bytes_per_cycle",
+                    format!("must be in 1..=4096, got {r}"),
+                ));
+            }
             if t.queue_lines == Some(0) {
                 return Err(("sm.tma.queue_lines", "must be at least 1".into()));
             }
@@ -910,6 +937,11 @@ impl Config {
             (
                 "interconnect.port_bytes_per_cycle",
                 self.interconnect.port_bytes_per_cycle,
+                1 << 20,
+            ),
+            (
+                "interconnect.slice_input_bytes_per_cycle",
+                self.interconnect.slice_input_bytes_per_cycle(),
                 1 << 20,
             ),
         ] {
@@ -1362,6 +1394,7 @@ impl Config {
             self.interconnect.latency,
             self.interconnect.port_bytes_per_cycle,
         )
+        .with_slice_input(self.interconnect.slice_input_bytes_per_cycle())
     }
 
     pub fn coalescer(&self) -> crate::mem::coalesce::Geometry {
@@ -1605,6 +1638,28 @@ mod tests {
         let e = Config::from_yaml("t", TINY_YAML, &[("sm.tma.queue_lines".into(), "0".into())])
             .unwrap_err();
         assert_eq!(e.path, "sm.tma.queue_lines");
+    }
+
+    #[test]
+    fn store_and_slice_input_rates_default_to_the_rates_they_refine() {
+        let c = Config::tiny();
+        let t = c.sm.tma.unwrap();
+        assert_eq!(t.store_bytes_per_cycle(), t.bytes_per_cycle);
+        assert_eq!(
+            c.interconnect.slice_input_bytes_per_cycle(),
+            c.interconnect.port_bytes_per_cycle
+        );
+        let set = |k: &str, v: &str| Config::from_yaml("t", TINY_YAML, &[(k.into(), v.into())]);
+        let c = set("sm.tma.store_bytes_per_cycle", "32").unwrap();
+        assert_eq!(c.sm.tma.unwrap().store_bytes_per_cycle(), 32);
+        let c = set("interconnect.slice_input_bytes_per_cycle", "34").unwrap();
+        assert_eq!(c.interconnect.slice_input_bytes_per_cycle(), 34);
+        for key in [
+            "sm.tma.store_bytes_per_cycle",
+            "interconnect.slice_input_bytes_per_cycle",
+        ] {
+            assert_eq!(set(key, "0").unwrap_err().path, key);
+        }
     }
 
     #[test]

@@ -18,8 +18,10 @@ pub struct Options {
     pub set: Vec<(String, String)>,
     /// Where workload paths are relative to (the directory `gpusim export` ran in).
     pub root: PathBuf,
-    /// Convert simulated cycles at each launch's measured mean SM clock rather than taking
-    /// the simulated time (the config's clock, or the clocks the power governor chose).
+    /// Simulate each workload with the core clock locked at its measured mean SM clock
+    /// (`clock.fixed_mhz`, unless `set` locks it) and convert its cycles at that clock,
+    /// rather than taking the simulated time (the config's clock, or the clocks the power
+    /// governor chose).
     pub at_measured_clock: bool,
     pub parallel: Parallel,
     pub sample: Option<SampleSpec>,
@@ -110,7 +112,8 @@ pub fn compare(
     }
     let (mut out, mut failed) = (Vec::new(), Vec::new());
     for w in order {
-        let sim = simulate(w, opts);
+        let measured_clock = by_workload[w].iter().find_map(|r| r.sm_clock_mhz);
+        let sim = simulate(w, &locked_at(opts, measured_clock));
         let sim = sim.and_then(|s| {
             let missing = by_workload[w].iter().find(|r| r.launch >= s.cycles.len());
             match missing {
@@ -212,6 +215,19 @@ pub fn parse_gemm(workload: &str) -> Option<Result<(PathBuf, Size), String>> {
         Ok(_) => Err(format!("`{workload}`: one size, MxNxK")),
         Err(e) => Err(format!("`{workload}`: {e}")),
     })
+}
+
+/// `opts` for simulating a workload measured at `mhz`: with `at_measured_clock`, the core
+/// clock locked there — the model's cycles depend on the core clock where other clock domains
+/// (the L2's, DRAM's) keep theirs, so they are taken at the clock the GPU ran, not converted.
+fn locked_at(opts: &Options, mhz: Option<f64>) -> Options {
+    let mut opts = opts.clone();
+    let user_locked = opts.set.iter().any(|(k, _)| k == "clock.fixed_mhz");
+    if let (true, false, Some(mhz)) = (opts.at_measured_clock, user_locked, mhz) {
+        opts.set
+            .push(("clock.fixed_mhz".into(), format!("{}", mhz.round() as u32)));
+    }
+    opts
 }
 
 fn simulate(workload: &str, opts: &Options) -> Result<Simulated, String> {
@@ -326,5 +342,34 @@ mod tests {
         assert!(parse_gemm("traces/x.yaml").is_none());
         assert!(parse_gemm("gemm:spec.yaml").unwrap().is_err());
         assert!(parse_gemm("gemm:spec.yaml:12").unwrap().is_err());
+    }
+
+    #[test]
+    fn measured_clocks_lock_the_core_clock_unless_the_user_did() {
+        let opts = Options {
+            config: None,
+            set: vec![("l2.ways".into(), "16".into())],
+            root: PathBuf::from("."),
+            at_measured_clock: true,
+            parallel: Default::default(),
+            sample: None,
+            progress: false,
+        };
+        let locked = locked_at(&opts, Some(1646.4));
+        assert_eq!(
+            locked.set.last(),
+            Some(&("clock.fixed_mhz".to_string(), "1646".to_string()))
+        );
+        assert_eq!(locked_at(&opts, None).set, opts.set);
+        let plain = Options {
+            at_measured_clock: false,
+            ..opts.clone()
+        };
+        assert_eq!(locked_at(&plain, Some(1646.4)).set, opts.set);
+        let user = Options {
+            set: vec![("clock.fixed_mhz".into(), "1980".into())],
+            ..opts
+        };
+        assert_eq!(locked_at(&user, Some(1646.4)).set, user.set);
     }
 }

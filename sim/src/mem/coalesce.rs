@@ -18,7 +18,13 @@
 //!   quarter-warps, same source). Each lane group needs as many wavefronts as its worst bank
 //!   has distinct words; the conflict degree is `1 + Σ_groups (wavefronts − 1)`, so it is the
 //!   classic "max distinct words per bank" for accesses up to a bank word and counts only the
-//!   replays beyond the unavoidable split for wider ones.
+//!   replays beyond the unavoidable split for wider ones. The time is the wavefronts
+//!   (`shared_wavefronts`): a wide request takes at least as many as the most distinct words
+//!   any one bank delivers for the whole warp, since a bank delivers one word a cycle (`banks · bank_bytes` per cycle, 128 B
+//!   on every shipped config; Luo et al. measured 127.4 B/clk per H800 SM): a conflict-free
+//!   64-bit warp request is 2 wavefronts, a 128-bit one 4, a broadcast 1 — an H200 stores a
+//!   GEMM's f32 accumulators with `st.shared.v2` at 8 wavefronts where the groups alone give 7
+//!   (traces/microbench/gemm_phases.yaml).
 
 /// One lane's access: the lane, the byte address in its space and the bytes it covers (a
 /// vector access is one access of the vector's size).
@@ -139,6 +145,24 @@ pub fn conflict_degree(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<
         start = end;
     }
     degree
+}
+
+/// The wavefronts shared memory takes to serve `accesses`: the conflict degree, and for
+/// accesses wider than a bank word at least the most distinct words any one bank delivers
+/// over the whole warp (a bank delivers one word a cycle; see the module doc). `scratch` is
+/// reused.
+pub fn shared_wavefronts(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<u64>) -> u32 {
+    let degree = conflict_degree(accesses, g, scratch);
+    let bb = g.bank_bytes.max(1);
+    if accesses.iter().all(|a| a.size <= bb) {
+        return degree;
+    }
+    let banks = (g.banks as usize).clamp(1, MAX_BANKS);
+    scratch.clear();
+    for a in accesses {
+        push_units(a, bb as u64, scratch);
+    }
+    degree.max(worst_bank_words(scratch, banks))
 }
 
 /// Push the ids of the `unit`-byte units `a` touches (sectors, bank words) onto `out`.
@@ -291,6 +315,36 @@ mod tests {
         assert_eq!(deg(&strided(0, 16, 8)), 3);
         // 128-bit unit stride: four conflict-free quarter-warps
         assert_eq!(deg(&strided(0, 16, 16)), 1);
+    }
+
+    fn waves(a: &[LaneAccess]) -> u32 {
+        shared_wavefronts(a, &G, &mut Vec::new())
+    }
+
+    #[test]
+    fn wide_accesses_take_the_banks_time() {
+        // 64-bit unit stride: 256 B at 128 B a wavefront
+        assert_eq!(waves(&strided(0, 8, 8)), 2);
+        // 64-bit stride 2: every bank holds 4 of the warp's words (the degree says 3)
+        assert_eq!(waves(&strided(0, 16, 8)), 4);
+        // 128-bit unit stride: 512 B
+        assert_eq!(waves(&strided(0, 16, 16)), 4);
+        // a 128-bit broadcast: one word per bank
+        assert_eq!(waves(&strided(32, 0, 16)), 1);
+        // up to a bank word the wavefronts are the degree
+        assert_eq!(waves(&strided(0, 8, 4)), 2);
+        assert_eq!(waves(&strided(0, 4, 4)), 1);
+        // gemm_phases' epilogue: lane l stores 8 bytes at row l / 4 (1 KiB apart), column
+        // l % 4 — 8 rows in the same 8 banks: 8 wavefronts (the half-warps alone give 1 + 3 + 3)
+        let epilogue: Vec<LaneAccess> = (0..32)
+            .map(|l| LaneAccess {
+                lane: l,
+                addr: (l / 4) as u64 * 1024 + (l % 4) as u64 * 8,
+                size: 8,
+            })
+            .collect();
+        assert_eq!(deg(&epilogue), 7);
+        assert_eq!(waves(&epilogue), 8);
     }
 
     /// The conflict degree by definition: per lane group, sort every touched word and count

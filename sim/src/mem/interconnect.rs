@@ -65,6 +65,14 @@ impl Interconnect {
         }
     }
 
+    /// The same crossbar with each slice's input port at `rate` bytes per cycle (at least 1;
+    /// `interconnect.slice_input_bytes_per_cycle`): requests and write data into a slice.
+    pub fn with_slice_input(mut self, rate: u32) -> Interconnect {
+        let n = self.slice_in.len();
+        self.slice_in = vec![Server::new(rate.max(1)); n];
+        self
+    }
+
     /// A packet of `bytes` from SM `sm` to slice `slice` entering at cycle `at`: the cycle it
     /// arrives at the slice.
     ///
@@ -312,6 +320,19 @@ mod tests {
         assert_eq!(x.to_slice(0, 0, 128, 0), 20);
         assert_eq!(x.to_slice(1, 0, 128, 0), 24);
         assert_eq!(x.stats.queue_cycles, 4);
+    }
+
+    /// A slice's input port at its own rate (`with_slice_input`): two 136-byte writes into one
+    /// slice at 34 B/cycle arrive 4 cycles apart, where the 128 B/cycle ports of the SMs and the
+    /// reply direction keep theirs.
+    #[test]
+    fn a_slower_slice_input_paces_writes_into_a_slice() {
+        let mut x = Interconnect::new(2, 1, 20, 128).with_slice_input(34);
+        assert_eq!(x.to_slice(0, 0, 136, 0), 20);
+        assert_eq!(x.to_slice(1, 0, 136, 0), 24);
+        // Replies leave slice 0's output port at 128 B/cycle: the second one cycle later.
+        assert_eq!(x.to_sm(0, 0, 136, 0), 20);
+        assert_eq!(x.to_sm(0, 1, 136, 0), 21);
     }
 
     #[test]

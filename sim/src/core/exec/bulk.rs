@@ -2,7 +2,8 @@
 //! `cp.reduce.async.bulk.tensor` and the bulk groups (PTX ISA 9.0 §9.7.9.25.4–5).
 //!
 //! The SM's TMA engine (`sm.tma`) splits a copy into L1-line requests and issues one every
-//! `line_bytes / bytes_per_cycle` cycles, from when the engine is free; each request runs the
+//! `line_bytes / bytes_per_cycle` cycles (a store's: `store_bytes_per_cycle`), from when the
+//! engine is free; each request runs the
 //! `ld.global.cg` (loads) or `st.global.cg` (stores) memory program at its issue slot, so the
 //! bytes come from L2 or DRAM as the hierarchy holds them then and use its bandwidth. A load's
 //! bytes land in shared memory (`core::landing`) `sm.tma.latency` cycles after its last line
@@ -157,7 +158,8 @@ impl<'a> ExecEnv<'a> {
                         as usize;
                     self.land_job(op..op + 1, Vec::new(), landing, ranks, Some(n));
                 } else {
-                    landing.ready = self.engine_slots(n).1 + self.tma().latency as u64;
+                    landing.ready = self.engine_slots(n, self.tma().bytes_per_cycle).1
+                        + self.tma().latency as u64;
                     land_in(w, &ranks, landing);
                 }
             }
@@ -538,11 +540,11 @@ impl<'a> ExecEnv<'a> {
         Ok(())
     }
 
-    /// The engine's issue slots for `n` bytes from now: (first slot, the cycle after the
-    /// last), and it is busy until then.
-    fn engine_slots(&mut self, n: u64) -> (u64, u64) {
+    /// The engine's issue slots for `n` bytes from now at `rate` bytes per cycle: (first slot,
+    /// the cycle after the last), and it is busy until then.
+    fn engine_slots(&mut self, n: u64, rate: u32) -> (u64, u64) {
         let start = self.cycle.max(self.mem.sm.tma_free);
-        let end = start + n.div_ceil(self.tma().bytes_per_cycle as u64).max(1);
+        let end = start + n.div_ceil(rate as u64).max(1);
         self.mem.sm.tma_free = end;
         (start, end)
     }
@@ -595,15 +597,16 @@ impl<'a> ExecEnv<'a> {
         Ok(self.lines_of(runs))
     }
 
-    /// The engine's slots for `lines` lines from now: (first slot, the cycle after the last).
-    fn engine_lines(&mut self, lines: usize) -> (u64, u64) {
+    /// The engine's slots for `lines` lines from now at `rate`: (first slot, the cycle after
+    /// the last).
+    fn engine_lines(&mut self, lines: usize, rate: u32) -> (u64, u64) {
         let lb = self.mem.sm.l1.line_bytes();
-        self.engine_slots(lines as u64 * lb)
+        self.engine_slots(lines as u64 * lb, rate)
     }
 
     /// The cycle the engine issues its `k`-th line request of a copy starting at `start`.
-    fn engine_slot(&self, start: u64, k: usize) -> u64 {
-        start + (k as u64 * self.mem.sm.l1.line_bytes()) / self.tma().bytes_per_cycle as u64
+    fn engine_slot(&self, start: u64, k: usize, rate: u32) -> u64 {
+        start + (k as u64 * self.mem.sm.l1.line_bytes()) / rate as u64
     }
 
     /// Read `lines` (those of `runs`) through the engine at issue into `out` (offsets of the
@@ -617,7 +620,8 @@ impl<'a> ExecEnv<'a> {
         runs: &[Run],
         out: &mut [u8],
     ) -> Result<u64, Fault> {
-        let (start, _) = self.engine_lines(lines.len());
+        let rate = self.tma().bytes_per_cycle;
+        let (start, _) = self.engine_lines(lines.len(), rate);
         let lb = self.mem.sm.l1.line_bytes();
         let prog = cg_program("ld");
         let mut t = Timing {
@@ -627,7 +631,7 @@ impl<'a> ExecEnv<'a> {
         let mut got: Vec<(u64, [u8; 128], bool)> = Vec::with_capacity(lines.len());
         let now = self.cycle;
         for (k, &(line, m)) in lines.iter().enumerate() {
-            self.cycle = self.engine_slot(start, k);
+            self.cycle = self.engine_slot(start, k, rate);
             let mut txn =
                 crate::mem::hierarchy::Txn::new(crate::mem::hierarchy::Target::Global, line, m);
             let r = self.run_txn(w, inst, prog, &mut txn, l);
@@ -659,7 +663,8 @@ impl<'a> ExecEnv<'a> {
         reduce: Option<(TmaReduce, TmaType)>,
     ) -> Result<(u64, u64), Fault> {
         let lines = self.checked_lines(w, inst, l, runs, "TMA store")?;
-        let (start, end) = self.engine_lines(lines.len());
+        let rate = self.tma().store_bytes_per_cycle();
+        let (start, end) = self.engine_lines(lines.len(), rate);
         let prog = store_program(reduce);
         let lb = self.mem.sm.l1.line_bytes();
         let mut t = Timing {
@@ -668,7 +673,7 @@ impl<'a> ExecEnv<'a> {
         };
         let now = self.cycle;
         for (k, &(line, m)) in lines.iter().enumerate() {
-            self.cycle = self.engine_slot(start, k);
+            self.cycle = self.engine_slot(start, k, rate);
             let mut txn = line_txn((line, m), lb, runs, data, reduce);
             let r = self.run_txn(w, inst, prog, &mut txn, l);
             self.cycle = now;

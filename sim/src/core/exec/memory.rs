@@ -683,6 +683,7 @@ impl<'a> ExecEnv<'a> {
                 sectors: 0,
                 lines: 0,
                 conflict_degree: mem::coalesce::conflict_degree(acc, g, keys),
+                wavefronts: mem::coalesce::shared_wavefronts(acc, g, keys),
                 release,
                 end,
             }
@@ -693,6 +694,7 @@ impl<'a> ExecEnv<'a> {
                 sectors: t.sectors,
                 lines: t.lines,
                 conflict_degree: 1,
+                wavefronts: 1,
                 release,
                 end,
             }

@@ -145,6 +145,9 @@ pub struct MemSummary {
     pub lines: u32,
     /// Shared-memory conflict degree (1 = conflict-free; 1 for other spaces).
     pub conflict_degree: u32,
+    /// Shared-memory wavefronts (`mem::coalesce::shared_wavefronts`: the degree, or more for
+    /// accesses wider than a bank word; 1 for other spaces).
+    pub wavefronts: u32,
     /// When its programs released the destination registers and when their last step ended
     /// (absolute cycles, before the ldst unit's extra passes).
     pub release: u64,

@@ -455,8 +455,9 @@ fn request_out(
 /// Passes through the ldst unit of one memory instruction, counted in `stats`: global and
 /// local accesses take one per L1 line they touch (the L1 accepts one line per cycle: the
 /// GPGPU-Sim / Accel-Sim L1 model, where an uncoalesced access is replayed line by line),
-/// shared ones one per conflict wavefront (the conflict degree, CUDA C++ Programming Guide:
-/// bank conflicts are serialised); constant and param reads take one.
+/// shared ones one per wavefront (CUDA C++ Programming Guide: bank conflicts are serialised;
+/// a request wider than a bank word takes at least its banks' time, `shared_wavefronts`);
+/// constant and param reads take one.
 fn mem_passes(m: &MemSummary, stats: &mut SmStats) -> u32 {
     let c = &mut stats.memory;
     match m.space {
@@ -469,7 +470,7 @@ fn mem_passes(m: &MemSummary, stats: &mut SmStats) -> u32 {
         Space::Shared => {
             c.shared_requests += 1;
             c.shared_replays += m.conflict_degree.max(1) as u64 - 1;
-            m.conflict_degree.max(1)
+            m.wavefronts.max(m.conflict_degree).max(1)
         }
         Space::Const | Space::Param => 1,
     }

@@ -139,12 +139,7 @@ impl Backend {
                 .map(|_| Cache::new(&cfg.l2_slice_geometry()).expect("validated L2 geometry"))
                 .collect(),
             slice_bw: (0..n).map(|_| Server::new(per_slice)).collect(),
-            icnt: Interconnect::new(
-                cfg.sm.count,
-                n,
-                cfg.interconnect.latency,
-                cfg.interconnect.port_bytes_per_cycle,
-            ),
+            icnt: cfg.interconnect_model(),
             dram: Dram::new(&cfg.dram_geometry()).expect("validated DRAM geometry"),
             l2_line: cfg.l2.line_bytes,
             slice_map: SliceMap::new(cfg),

@@ -74,6 +74,7 @@ impl L1Stage {
             capacity: cfg.l1.request_queue as usize,
             tma: TmaStage::new(
                 cfg.sm.tma.as_ref().map_or(0, |t| t.bytes_per_cycle),
+                cfg.sm.tma.as_ref().map_or(0, |t| t.store_bytes_per_cycle()),
                 cfg.l1.line_bytes as u64,
                 cfg.sm
                     .tma

@@ -393,12 +393,14 @@ impl MemorySystem {
     /// until the engine issues it, without limit. Call it before `tick(now)`.
     pub fn submit_tma(&mut self, req: MemRequest, engine: Option<u64>, now: u64) {
         let sm = req.sm as usize;
+        // A store's (or reduction's) line: the engine reads it from shared memory.
+        let store = matches!(req.prog.name(), "st.global.cg" | "red.global");
         let id = self.insert_op(req, now);
         // As `submit`: the cycle into the engine is the first of the L1 latency.
         self.l1s[sm].tma.push(
             now + ISSUE_TO_L1,
             match engine {
-                None => tma::TmaEntry::Line(id),
+                None => tma::TmaEntry::Line { id, store },
                 Some(bytes) => tma::TmaEntry::Engine { op: id, bytes },
             },
         );

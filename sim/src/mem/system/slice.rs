@@ -55,6 +55,7 @@ impl SliceStage {
     pub fn new(cfg: &Config) -> SliceStage {
         let (num, den) = cfg.l2_rate(cfg.start_mhz());
         let port = cfg.interconnect.port_bytes_per_cycle as u64 * num;
+        let input = cfg.interconnect.slice_input_bytes_per_cycle() as u64 * num;
         // The crossbar's output buffer in front of the slice (GPGPU-Sim's
         // -icnt_out_buffer_limit, `interconnect.buffer_packets`) and the slice's own request
         // queue (-gpgpu_dram_partition_queues' icnt→L2 part, `l2.request_queue`).
@@ -76,7 +77,7 @@ impl SliceStage {
                 port,
                 den,
             ),
-            in_port: Port::new(port, den),
+            in_port: Port::new(input, den),
         }
     }
 
@@ -85,12 +86,13 @@ impl SliceStage {
     pub fn retime(&mut self, cfg: &Config, core_mhz: u32) {
         let (num, den) = cfg.l2_rate(Some(core_mhz));
         let port = cfg.interconnect.port_bytes_per_cycle as u64 * num;
+        let input = cfg.interconnect.slice_input_bytes_per_cycle() as u64 * num;
         self.bw.retime(
             cfg.l2.bytes_per_cycle as u64 * num,
             cfg.l2.slices.max(1) as u64 * den,
         );
         self.link.retime_port(port, den);
-        self.in_port.retime(port, den);
+        self.in_port.retime(input, den);
     }
 
     pub fn has_room(&self) -> bool {
