@@ -1,7 +1,7 @@
 //! The SM's TMA engine (`sm.tma`): bulk and tensor copies wait here as line requests, and the
 //! engine issues them into its SM's L1 request queue at `bytes_per_cycle` — one L1 line every
-//! `line_bytes / bytes_per_cycle` cycles, fractions carried over; a store's lines at
-//! `store_bytes_per_cycle` — while that queue has room
+//! `line_bytes / bytes_per_cycle` cycles, a store's lines at `store_bytes_per_cycle` — while
+//! that queue has room
 //! (a full L1 queue holds the engine: backpressure). A request that moves no global memory (a
 //! copy between CTAs' shared memories) only occupies the engine for its bytes and completes
 //! when the engine is done with it.
