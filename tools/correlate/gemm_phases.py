@@ -62,6 +62,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path)
     args = parser.parse_args(argv)
+    if not args.dir.is_dir():
+        print(f"gemm_phases.py: {args.dir} is not a directory", file=sys.stderr)
+        return 2
     stamps = load(args.dir)
     if not stamps:
         print(f"gemm_phases.py: no stamps_k<K>.npy in {args.dir}", file=sys.stderr)

@@ -84,6 +84,9 @@ def main(argv=None) -> int:
     parser.add_argument("--csv", type=Path, required=True, help="where to write the measurement CSV")
     parser.add_argument("--tag", action="append", help="only launches with this tag (hot, settled, base; repeatable)")
     args = parser.parse_args(argv)
+    if not args.results.is_dir():
+        print(f"ncu_cycles.py: {args.results} is not a directory", file=sys.stderr)
+        return 2
     files = sorted(p for p in args.results.glob("ncu-*.txt") if FILE_NAME.match(p.name))
     rows = []
     for f in files:
@@ -96,10 +99,14 @@ def main(argv=None) -> int:
     if not rows:
         print(f"ncu_cycles.py: no profiled launches in {args.results}", file=sys.stderr)
         return 1
-    with args.csv.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS + EXTRA_COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
+    try:
+        with args.csv.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=CSV_COLUMNS + EXTRA_COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+    except OSError as e:
+        print(f"ncu_cycles.py: cannot write {args.csv}: {e.strerror}", file=sys.stderr)
+        return 2
     print(f"wrote {len(rows)} launch(es) to {args.csv}")
     return 0
 

@@ -36,7 +36,9 @@ class GemmPhasesTest(unittest.TestCase):
             np.save(Path(d) / "x__stamps_k64.npy", np.array(rows, dtype=np.uint64).reshape(-1))
             self.assertEqual(list(gemm_phases.load(Path(d))), [64])
             self.assertEqual(gemm_phases.main([d]), 0)
-            self.assertEqual(gemm_phases.main([str(Path(d) / "none")]), 1)
+            self.assertEqual(gemm_phases.main([str(Path(d) / "none")]), 2)
+            (Path(d) / "empty").mkdir()
+            self.assertEqual(gemm_phases.main([str(Path(d) / "empty")]), 1)
 
 
 if __name__ == "__main__":

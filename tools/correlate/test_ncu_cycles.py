@@ -59,6 +59,9 @@ class NcuCyclesTest(unittest.TestCase):
                 rows = list(csv.DictReader(f))
             self.assertEqual([(r["tag"], r["median_us"]) for r in rows], [("hot", "198.080")])
             self.assertEqual(ncu_cycles.main([str(d), "--csv", str(out), "--tag", "settled"]), 1)
+            # bad input: no such directory, an unwritable CSV
+            self.assertEqual(ncu_cycles.main([str(d / "none"), "--csv", str(out)]), 2)
+            self.assertEqual(ncu_cycles.main([str(d), "--csv", str(d / "no" / "dir.csv")]), 2)
 
 
 if __name__ == "__main__":

@@ -147,12 +147,16 @@ pub fn conflict_degree(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<
     degree
 }
 
-/// The wavefronts shared memory takes to serve `accesses`: the conflict degree, and for
-/// accesses wider than a bank word at least the most distinct words any one bank delivers
-/// over the whole warp (a bank delivers one word a cycle; see the module doc). `scratch` is
-/// reused.
-pub fn shared_wavefronts(accesses: &[LaneAccess], g: &Geometry, scratch: &mut Vec<u64>) -> u32 {
-    let degree = conflict_degree(accesses, g, scratch);
+/// The wavefronts shared memory takes to serve `accesses` whose conflict degree is `degree`:
+/// the degree, and for accesses wider than a bank word at least the most distinct words any
+/// one bank delivers over the whole warp (a bank delivers one word a cycle; see the module
+/// doc). `scratch` is reused.
+pub fn shared_wavefronts(
+    accesses: &[LaneAccess],
+    g: &Geometry,
+    degree: u32,
+    scratch: &mut Vec<u64>,
+) -> u32 {
     let bb = g.bank_bytes.max(1);
     if accesses.iter().all(|a| a.size <= bb) {
         return degree;
@@ -318,7 +322,7 @@ mod tests {
     }
 
     fn waves(a: &[LaneAccess]) -> u32 {
-        shared_wavefronts(a, &G, &mut Vec::new())
+        shared_wavefronts(a, &G, deg(a), &mut Vec::new())
     }
 
     #[test]

@@ -678,12 +678,13 @@ impl<'a> ExecEnv<'a> {
         let g = &self.coalescer;
         let (acc, keys) = (&w.mem_accesses, &mut w.mem_keys);
         if space == Space::Shared {
+            let degree = mem::coalesce::conflict_degree(acc, g, keys);
             MemSummary {
                 space,
                 sectors: 0,
                 lines: 0,
-                conflict_degree: mem::coalesce::conflict_degree(acc, g, keys),
-                wavefronts: mem::coalesce::shared_wavefronts(acc, g, keys),
+                conflict_degree: degree,
+                wavefronts: mem::coalesce::shared_wavefronts(acc, g, degree, keys),
                 release,
                 end,
             }

@@ -470,7 +470,7 @@ fn mem_passes(m: &MemSummary, stats: &mut SmStats) -> u32 {
         Space::Shared => {
             c.shared_requests += 1;
             c.shared_replays += m.conflict_degree.max(1) as u64 - 1;
-            m.wavefronts.max(m.conflict_degree).max(1)
+            m.wavefronts.max(1)
         }
         Space::Const | Space::Param => 1,
     }
