@@ -308,11 +308,12 @@ fn traces_on_both_memory_engines() {
                 ("debug.step_order", "shuffled"),
                 ("debug.step_seed", "3"),
                 ("debug.retry_blocked", "every"),
+                ("debug.classify", "every-cycle"),
             ]),
         );
         if a != b {
             fails.push(format!(
-                "{}: shuffled order retrying every blocked operation differs from ascending retrying those whose wait changed:\n  {}\n  vs\n  {}",
+                "{}: shuffled order retrying every blocked operation and classifying every warp every cycle differs from ascending retrying those whose wait changed with warps parked:\n  {}\n  vs\n  {}",
                 m.display(),
                 first_difference(&a, &b),
                 first_difference(&b, &a)

@@ -95,6 +95,21 @@ pub struct DebugConfig {
     /// changed would block again, having changed nothing (`hierarchy::Wait`).
     #[serde(default)]
     pub retry_blocked: RetryBlocked,
+    /// Which resident warps an SM classifies in each step it takes. Results must not depend
+    /// on it: a parked warp's stall holds until its wake-up or an event (`core::sm::parked`).
+    #[serde(default)]
+    pub classify: Classify,
+}
+
+/// `debug.classify`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Classify {
+    /// Those not parked (a stalled warp is parked until its wake-up; faster).
+    #[default]
+    Parked,
+    /// Every one, every step (the check of parking; slower).
+    EveryCycle,
 }
 
 /// `debug.retry_blocked`.

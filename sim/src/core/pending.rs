@@ -313,6 +313,8 @@ pub struct Completed {
     pub copy_of: Option<usize>,
     /// The operation was its instruction's last: registers, copies or landings changed.
     pub finished: bool,
+    /// The warp slot whose registers, copies or landings it changed (when `finished`).
+    pub warp: Option<usize>,
 }
 
 /// A destination whose value the memory system has not delivered yet.
@@ -440,6 +442,7 @@ impl PendingMemory {
             changed: txn.changed,
             copy_of: None,
             finished: false,
+            warp: None,
         };
         let Some(p) = self
             .inflight
@@ -459,6 +462,7 @@ impl PendingMemory {
         }
         let p = self.inflight.finish(e);
         done.finished = true;
+        done.warp = Some(p.slot);
         let ready = (p.release + p.extra).max(p.issued + 1);
         if let Some(w) = warps[p.slot].as_mut() {
             write_back(w, &p, ready, prog);

@@ -3,6 +3,7 @@
 
 pub mod hooks;
 mod hopper;
+mod parked;
 mod report;
 mod stages;
 use super::cta::{Cta, Release};
@@ -59,6 +60,12 @@ pub struct Sm {
     deferred: Vec<Deferred>,
     /// Memory instructions in flight, whose registers are written at completion.
     pending: PendingMemory,
+    /// Warps whose stall only an event can end, skipped by the step (`sm::parked`).
+    parked: parked::Parked,
+    /// Bit `slot` set while `warps[slot]` holds a warp: the step walks the bits, not the
+    /// slots (an H100 SM running a GEMM holds 12 warps in 64 slots, and reading an empty
+    /// slot's tag reads a line of its own).
+    resident: Vec<u64>,
 }
 
 /// What one SM cycle did.
@@ -88,6 +95,12 @@ pub struct Shared<'a> {
 impl Sm {
     pub fn new(id: u32, cfg: &Config) -> Sm {
         let n = cfg.sm.max_warps as usize;
+        let parts: Vec<SubPartition> = (0..cfg.sm.schedulers)
+            .map(|i| SubPartition::new(cfg, id, i))
+            .collect();
+        // Warps are parked only when every scheduler picks among ready warps alone.
+        let parks = cfg.debug.classify == crate::config::Classify::Parked
+            && parts.iter().all(|p| p.sched.ready_only());
         Sm {
             spare_warps: Vec::new(),
             ctas_done: 0,
@@ -96,9 +109,9 @@ impl Sm {
             warps: (0..n).map(|_| None).collect(),
             ctas: (0..cfg.sm.max_ctas as usize).map(|_| None).collect(),
             copies_waiting: false,
-            parts: (0..cfg.sm.schedulers)
-                .map(|i| SubPartition::new(cfg, id, i))
-                .collect(),
+            parked: parked::Parked::new(n, parts.len(), parks),
+            resident: vec![0; n.div_ceil(64)],
+            parts,
             used_threads: 0,
             used_warps: 0,
             used_regs: 0,
@@ -198,6 +211,8 @@ impl Sm {
             w.age = self.next_age;
             self.next_age += 1;
             cta.warps.push(slot);
+            self.parked.unpark(slot);
+            self.resident[slot / 64] |= 1 << (slot % 64);
             self.warps[slot] = Some(w);
         }
         self.ctas[cslot] = Some(cta);
@@ -230,6 +245,7 @@ impl Sm {
         if let Some(t) = self.next_landing() {
             res.next_ready = Some(t);
         }
+        self.check_parked(cycle);
         let n_parts = self.parts.len();
         let mut picks = 0;
         for s in 0..n_parts {
@@ -239,6 +255,20 @@ impl Sm {
             while next_slot < self.warps.len() {
                 let slot = next_slot;
                 next_slot += n_parts;
+                if self.resident[slot / 64] >> (slot % 64) & 1 == 0 {
+                    continue;
+                }
+                // A parked warp is charged below, and read only once its wake-up has come.
+                if self.parked.is_parked(slot) {
+                    let until = self.parked.until(slot);
+                    if until > cycle {
+                        if until != u64::MAX {
+                            res.next_ready = Some(res.next_ready.map_or(until, |n| n.min(until)));
+                        }
+                        continue;
+                    }
+                    self.parked.unpark(slot);
+                }
                 let Some(w) = &self.warps[slot] else { continue };
                 match classify(w, &self.parts[s], cycle) {
                     Ok(()) => self.cands.push(Candidate {
@@ -248,10 +278,13 @@ impl Sm {
                         long_wait: false,
                     }),
                     Err((stall, wake)) => {
-                        self.stats.stall(stall, 1);
                         if let Some(t) = wake {
                             res.next_ready = Some(res.next_ready.map_or(t, |n: u64| n.min(t)));
                         }
+                        if self.parked.park(slot, stall, wake) {
+                            continue;
+                        }
+                        self.stats.stall(stall, 1);
                         // stalled but schedulable later: policies such as two-level track them
                         if !matches!(stall, Stall::Barrier | Stall::Finished) {
                             let long_wait = stall == Stall::ScoreboardLong;
@@ -265,6 +298,7 @@ impl Sm {
                     }
                 }
             }
+            self.parked.charge(s, 1, &mut self.stats);
             let Some(slot) = checked_pick(self.parts[s].sched.as_mut(), &self.cands) else {
                 continue;
             };
@@ -411,6 +445,9 @@ impl Sm {
             let done = self
                 .pending
                 .complete(c.tag, c.txn, c.at, &mut self.warps, sh.prog);
+            if let Some(slot) = done.warp {
+                self.parked.unpark(slot);
+            }
             if let Some(l) = done.latency {
                 self.stats.memory.record_load_latency(l);
             }
@@ -624,6 +661,16 @@ impl Sm {
         self.stats.energy.active_cycles += n;
         let n_parts = self.parts.len();
         for (slot, w) in self.warps.iter().enumerate() {
+            // The parked bit first: it spares reading the warp (`sm::parked`). The SM is
+            // stepped by the earliest wake-up of its parked warps, so each is still in its
+            // stall at the span's first cycle (where the others are classified).
+            if self.resident[slot / 64] >> (slot % 64) & 1 == 0 {
+                continue;
+            }
+            if self.parked.is_parked(slot) {
+                debug_assert!(self.parked.until(slot) > cycle);
+                continue;
+            }
             let Some(w) = w else { continue };
             let stall = match classify(w, &self.parts[slot % n_parts], cycle) {
                 Ok(()) => Stall::PipeBusy,
@@ -631,11 +678,15 @@ impl Sm {
             };
             self.stats.stall(stall, n);
         }
+        for s in 0..n_parts {
+            self.parked.charge(s, n, &mut self.stats);
+        }
     }
 
     fn apply_release(&mut self, rel: Release, cycle: u64, sh: &Shared, epoch: &mut u64) {
         *epoch += 1;
         for (slot, red) in rel.warps {
+            self.parked.unpark(slot);
             let Some(w) = self.warps[slot].as_mut() else {
                 continue;
             };
@@ -719,6 +770,8 @@ impl Sm {
             self.forget_cta(cslot);
             let n_parts = self.parts.len();
             for s in &cta.warps {
+                self.parked.unpark(*s);
+                self.resident[s / 64] &= !(1 << (s % 64));
                 // Kept for the next CTA's warps to reuse their buffers (`gpu::make_cta`).
                 if let Some(w) = self.warps[*s].take() {
                     self.retired_warp_instructions += w.instructions;
@@ -734,6 +787,39 @@ impl Sm {
             n += 1;
         }
         n
+    }
+}
+
+impl Sm {
+    /// Debug builds: every parked warp is still in the stall it was parked in (an event that
+    /// changed it without unparking it would freeze it there).
+    fn check_parked(&self, cycle: u64) {
+        if cfg!(debug_assertions) {
+            for (slot, w) in self.warps.iter().enumerate() {
+                let bit = self.resident[slot / 64] >> (slot % 64) & 1 == 1;
+                assert_eq!(
+                    bit,
+                    w.is_some(),
+                    "SM {} slot {slot}'s resident bit",
+                    self.id
+                );
+            }
+            let n_parts = self.parts.len();
+            for (slot, stall, until) in self.parked.slots().filter(|p| p.2 > cycle) {
+                let w = self.warps[slot]
+                    .as_ref()
+                    .expect("parked warps are resident");
+                let found = classify(w, &self.parts[slot % n_parts], cycle)
+                    .err()
+                    .map(|(s, wake)| (s, wake.unwrap_or(u64::MAX)));
+                assert_eq!(
+                    found,
+                    Some((stall, until)),
+                    "SM {} warp slot {slot} changed while parked (cycle {cycle})",
+                    self.id
+                );
+            }
+        }
     }
 }
 

@@ -9,6 +9,12 @@ pub struct Gto {
 }
 
 impl WarpScheduler for Gto {
+    /// Stalled candidates are never looked at (nor their slots: a ready warp's place in slot
+    /// order is the same among the ready ones).
+    fn ready_only(&self) -> bool {
+        true
+    }
+
     fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
         if let Some(l) = self.last {
             if cands.iter().any(|c| c.slot == l && c.ready) {

@@ -8,6 +8,12 @@ pub struct Lrr {
 }
 
 impl WarpScheduler for Lrr {
+    /// Stalled candidates are never looked at (nor their slots: a ready warp's place in slot
+    /// order is the same among the ready ones).
+    fn ready_only(&self) -> bool {
+        true
+    }
+
     fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
         let start = match self.last {
             Some(l) => cands.iter().position(|c| c.slot > l).unwrap_or(0),

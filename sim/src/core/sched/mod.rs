@@ -26,6 +26,13 @@ pub trait WarpScheduler: Send {
     /// Pick a ready warp among `cands` (the scheduler's active warps in slot order, ready or
     /// stalled), or none.
     fn pick(&mut self, cands: &[Candidate]) -> Option<usize>;
+
+    /// Whether the pick depends on the ready candidates alone: a policy that says so may be
+    /// handed only those of the stalled warps that can wake by themselves (the SM parks the
+    /// rest: `sm::parked`). False unless a policy states it.
+    fn ready_only(&self) -> bool {
+        false
+    }
 }
 
 /// The pick of `sched` among `cands`, checked: a policy may only return one of its ready

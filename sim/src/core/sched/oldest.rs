@@ -5,6 +5,12 @@ use super::{Candidate, WarpScheduler};
 pub struct Oldest;
 
 impl WarpScheduler for Oldest {
+    /// Stalled candidates are never looked at (nor their slots: a ready warp's place in slot
+    /// order is the same among the ready ones).
+    fn ready_only(&self) -> bool {
+        true
+    }
+
     fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
         Some(
             cands

@@ -23,6 +23,12 @@ impl Random {
 }
 
 impl WarpScheduler for Random {
+    /// Stalled candidates are never looked at (nor their slots: a ready warp's place in slot
+    /// order is the same among the ready ones).
+    fn ready_only(&self) -> bool {
+        true
+    }
+
     fn pick(&mut self, cands: &[Candidate]) -> Option<usize> {
         let n = cands.iter().filter(|c| c.ready).count();
         if n == 0 {

@@ -76,6 +76,7 @@ impl Sm {
                 if u.completed {
                     phase_completed(&mut self.hooks, cta, bar, cycle, self.id, self.order);
                     wake(&mut self.warps, cta, bar, cycle, prog);
+                    self.parked.unpark_all();
                 }
             }
         }
@@ -171,6 +172,9 @@ impl Sm {
             phase_completed(&mut self.hooks, cta, bar, cycle, self.id, self.order);
             wake(&mut self.warps, cta, bar, cycle, prog);
         }
+        if !done.is_empty() {
+            self.parked.unpark_all();
+        }
         if let Some(w) = self.warps[slot].as_mut() {
             w.hopper.parks = parks;
             w.hopper.parks.clear();
@@ -204,6 +208,7 @@ impl Sm {
     /// The cluster barrier phase that `lanes` of a warp waited on has completed: they may
     /// issue from `cycle`.
     pub fn release_cluster_wait(&mut self, slot: usize, cycle: u64, lanes: u64, prog: &Program) {
+        self.parked.unpark(slot);
         let Some(w) = self.warps[slot].as_mut() else {
             return;
         };
@@ -232,6 +237,7 @@ impl Sm {
         cycle: u64,
         prog: &Program,
     ) {
+        self.parked.unpark(slot);
         let Some(w) = self.warps[slot].as_mut() else {
             return;
         };

@@ -330,8 +330,10 @@ impl DramChannel {
         if starves > k {
             next = next.min(starves);
         }
-        // A request of either queue being taken can change the drain mode.
-        next.min(self.refresh.due()).min(self.next_arrival(k))
+        // A request of either queue being taken can change the drain mode. A refresh that
+        // is due but waits for its bank (`step_bank_refresh`) is looked at again next cycle.
+        next.min(self.refresh.due().max(k + 1))
+            .min(self.next_arrival(k))
     }
 
     /// The first cycle after `k` at which a queued request is taken (`NEVER` when none).
