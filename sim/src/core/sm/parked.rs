@@ -33,6 +33,8 @@ pub(super) struct Parked {
     until: Vec<u64>,
     /// Parked warps per partition and stall.
     counts: Vec<[u64; Stall::ALL.len()]>,
+    /// Per partition, bit `stall` set while its count is not zero (`charge` visits those).
+    kinds: Vec<u16>,
     n_parts: usize,
 }
 
@@ -44,6 +46,7 @@ impl Parked {
             stall: vec![Stall::Issued; slots],
             until: vec![0; slots],
             counts: vec![[0; Stall::ALL.len()]; n_parts.max(1)],
+            kinds: vec![0; n_parts.max(1)],
             n_parts: n_parts.max(1),
         }
     }
@@ -70,7 +73,9 @@ impl Parked {
         self.bits[slot / 64] |= 1 << (slot % 64);
         self.stall[slot] = stall;
         self.until[slot] = wake.unwrap_or(u64::MAX);
-        self.counts[slot % self.n_parts][stall as usize] += 1;
+        let part = slot % self.n_parts;
+        self.counts[part][stall as usize] += 1;
+        self.kinds[part] |= 1 << stall as u16;
         true
     }
 
@@ -79,7 +84,11 @@ impl Parked {
     pub fn unpark(&mut self, slot: usize) {
         if self.is_parked(slot) {
             self.bits[slot / 64] &= !(1 << (slot % 64));
-            self.counts[slot % self.n_parts][self.stall[slot] as usize] -= 1;
+            let (part, k) = (slot % self.n_parts, self.stall[slot] as usize);
+            self.counts[part][k] -= 1;
+            if self.counts[part][k] == 0 {
+                self.kinds[part] &= !(1 << k);
+            }
         }
     }
 
@@ -92,15 +101,17 @@ impl Parked {
         self.counts
             .iter_mut()
             .for_each(|c| *c = [0; Stall::ALL.len()]);
+        self.kinds.iter_mut().for_each(|k| *k = 0);
     }
 
     /// Charge partition `part`'s parked warps `n` cycles of their stalls.
     #[inline]
     pub fn charge(&self, part: usize, n: u64, stats: &mut SmStats) {
-        for (k, &c) in self.counts[part].iter().enumerate() {
-            if c > 0 {
-                stats.stall(Stall::ALL[k], c * n);
-            }
+        let mut kinds = self.kinds[part];
+        while kinds != 0 {
+            let k = kinds.trailing_zeros() as usize;
+            kinds &= kinds - 1;
+            stats.stall(Stall::ALL[k], self.counts[part][k] * n);
         }
     }
 

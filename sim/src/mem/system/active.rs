@@ -20,11 +20,13 @@ impl Active {
         }
     }
 
+    #[inline]
     pub fn set(&mut self, i: usize) {
         self.words[i / 64] |= 1 << (i % 64);
     }
 
     /// The first set index in `from..end`.
+    #[inline]
     pub fn next_in(&self, from: usize, end: usize) -> Option<usize> {
         let end = end.min(self.n);
         if from >= end {
@@ -46,6 +48,7 @@ impl Active {
     }
 
     /// The first set index at or after `from`.
+    #[inline]
     pub fn next(&self, from: usize) -> Option<usize> {
         self.next_in(from, self.n)
     }
@@ -56,6 +59,7 @@ impl Active {
 
     /// Visit the set bits as they stand now, in order, clearing each one `keep` rejects (a
     /// walk that changes no other bit, so it need not read the set afresh).
+    #[inline]
     pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
         for (w, word) in self.words.iter_mut().enumerate() {
             let mut bits = *word;
@@ -87,6 +91,7 @@ impl Rotation {
         }
     }
 
+    #[inline]
     pub fn next(&mut self, set: &Active) -> Option<usize> {
         if !self.wrapped {
             if let Some(i) = set.next_in(self.at, set.len()) {
