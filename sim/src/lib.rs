@@ -7,6 +7,7 @@
 //!
 //! Architecture invariant: only `stats` and the binary know about JSON or stdout.
 
+pub mod bits;
 pub mod check;
 pub mod config;
 pub mod core;

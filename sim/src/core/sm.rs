@@ -65,7 +65,7 @@ pub struct Sm {
     /// Bit `slot` set while `warps[slot]` holds a warp: the step walks the bits, not the
     /// slots (an H100 SM running a GEMM holds 12 warps in 64 slots, and reading an empty
     /// slot's tag reads a line of its own).
-    resident: Vec<u64>,
+    resident: crate::bits::BitSet,
 }
 
 /// What one SM cycle did.
@@ -76,6 +76,14 @@ pub struct StepResult {
     pub ctas_completed: u32,
     /// A warp was found spinning (possible livelock): the GPU checks all warps.
     pub spin_suspect: bool,
+}
+
+impl StepResult {
+    /// Some warp may become ready at `t`: the SM wakes by then.
+    #[inline]
+    fn wake_by(&mut self, t: u64) {
+        self.next_ready = Some(self.next_ready.map_or(t, |n| n.min(t)));
+    }
 }
 
 /// Launch-wide state shared by all SMs during a step.
@@ -110,7 +118,7 @@ impl Sm {
             ctas: (0..cfg.sm.max_ctas as usize).map(|_| None).collect(),
             copies_waiting: false,
             parked: parked::Parked::new(n, parts.len(), parks),
-            resident: vec![0; n.div_ceil(64)],
+            resident: crate::bits::BitSet::new(n),
             parts,
             used_threads: 0,
             used_warps: 0,
@@ -211,8 +219,9 @@ impl Sm {
             w.age = self.next_age;
             self.next_age += 1;
             cta.warps.push(slot);
-            self.parked.unpark(slot);
-            self.resident[slot / 64] |= 1 << (slot % 64);
+            // Retirement unparked the slot's last warp.
+            debug_assert!(!self.parked.is_parked(slot));
+            self.resident.set(slot);
             self.warps[slot] = Some(w);
         }
         self.ctas[cslot] = Some(cta);
@@ -255,7 +264,7 @@ impl Sm {
             while next_slot < self.warps.len() {
                 let slot = next_slot;
                 next_slot += n_parts;
-                if self.resident[slot / 64] >> (slot % 64) & 1 == 0 {
+                if !self.resident.contains(slot) {
                     continue;
                 }
                 // A parked warp is charged below, and read only once its wake-up has come.
@@ -263,7 +272,7 @@ impl Sm {
                     let until = self.parked.until(slot);
                     if until > cycle {
                         if until != u64::MAX {
-                            res.next_ready = Some(res.next_ready.map_or(until, |n| n.min(until)));
+                            res.wake_by(until);
                         }
                         continue;
                     }
@@ -279,7 +288,7 @@ impl Sm {
                     }),
                     Err((stall, wake)) => {
                         if let Some(t) = wake {
-                            res.next_ready = Some(res.next_ready.map_or(t, |n: u64| n.min(t)));
+                            res.wake_by(t);
                         }
                         if self.parked.park(slot, stall, wake) {
                             continue;
@@ -664,7 +673,7 @@ impl Sm {
             // The parked bit first: it spares reading the warp (`sm::parked`). The SM is
             // stepped by the earliest wake-up of its parked warps, so each is still in its
             // stall at the span's first cycle (where the others are classified).
-            if self.resident[slot / 64] >> (slot % 64) & 1 == 0 {
+            if !self.resident.contains(slot) {
                 continue;
             }
             if self.parked.is_parked(slot) {
@@ -771,7 +780,7 @@ impl Sm {
             let n_parts = self.parts.len();
             for s in &cta.warps {
                 self.parked.unpark(*s);
-                self.resident[s / 64] &= !(1 << (s % 64));
+                self.resident.clear(*s);
                 // Kept for the next CTA's warps to reuse their buffers (`gpu::make_cta`).
                 if let Some(w) = self.warps[*s].take() {
                     self.retired_warp_instructions += w.instructions;
@@ -796,9 +805,8 @@ impl Sm {
     fn check_parked(&self, cycle: u64) {
         if cfg!(debug_assertions) {
             for (slot, w) in self.warps.iter().enumerate() {
-                let bit = self.resident[slot / 64] >> (slot % 64) & 1 == 1;
                 assert_eq!(
-                    bit,
+                    self.resident.contains(slot),
                     w.is_some(),
                     "SM {} slot {slot}'s resident bit",
                     self.id

@@ -19,6 +19,7 @@
 //! stalled candidates (`WarpScheduler::ready_only` false, e.g. two-level's long-wait
 //! demotion) runs.
 
+use crate::bits::BitSet;
 use crate::stats::{SmStats, Stall};
 
 /// Which warp slots of an SM are parked, until when and in which stall, and how many in each
@@ -26,7 +27,7 @@ use crate::stats::{SmStats, Stall};
 pub(super) struct Parked {
     /// Whether this SM parks at all (every scheduler picks among ready warps only).
     enabled: bool,
-    bits: Vec<u64>,
+    bits: BitSet,
     /// Per slot: the stall it is parked in, and the cycle it is classified again (never:
     /// `u64::MAX`, until an event unparks it).
     stall: Vec<Stall>,
@@ -42,7 +43,7 @@ impl Parked {
     pub fn new(slots: usize, n_parts: usize, enabled: bool) -> Parked {
         Parked {
             enabled,
-            bits: vec![0; slots.div_ceil(64)],
+            bits: BitSet::new(slots),
             stall: vec![Stall::Issued; slots],
             until: vec![0; slots],
             counts: vec![[0; Stall::ALL.len()]; n_parts.max(1)],
@@ -53,7 +54,7 @@ impl Parked {
 
     #[inline]
     pub fn is_parked(&self, slot: usize) -> bool {
-        self.bits[slot / 64] >> (slot % 64) & 1 == 1
+        self.bits.contains(slot)
     }
 
     /// The cycle parked warp `slot` is classified again.
@@ -70,7 +71,7 @@ impl Parked {
             return false;
         }
         debug_assert!(!self.is_parked(slot));
-        self.bits[slot / 64] |= 1 << (slot % 64);
+        self.bits.set(slot);
         self.stall[slot] = stall;
         self.until[slot] = wake.unwrap_or(u64::MAX);
         let part = slot % self.n_parts;
@@ -83,7 +84,7 @@ impl Parked {
     #[inline]
     pub fn unpark(&mut self, slot: usize) {
         if self.is_parked(slot) {
-            self.bits[slot / 64] &= !(1 << (slot % 64));
+            self.bits.clear(slot);
             let (part, k) = (slot % self.n_parts, self.stall[slot] as usize);
             self.counts[part][k] -= 1;
             if self.counts[part][k] == 0 {
@@ -94,10 +95,10 @@ impl Parked {
 
     /// Any warp may change (an event whose reach is not worth working out: rare ones).
     pub fn unpark_all(&mut self) {
-        if self.bits.iter().all(|&b| b == 0) {
+        if self.bits.is_empty() {
             return;
         }
-        self.bits.iter_mut().for_each(|b| *b = 0);
+        self.bits.clear_all();
         self.counts
             .iter_mut()
             .for_each(|c| *c = [0; Stall::ALL.len()]);
@@ -118,8 +119,7 @@ impl Parked {
     /// The parked slots with their stall and wake-up, for the debug check that each is
     /// still in its stall.
     pub fn slots(&self) -> impl Iterator<Item = (usize, Stall, u64)> + '_ {
-        (0..self.stall.len())
-            .filter(|&s| self.is_parked(s))
+        std::iter::successors(self.bits.next(0), |&s| self.bits.next(s + 1))
             .map(|s| (s, self.stall[s], self.until[s]))
     }
 }

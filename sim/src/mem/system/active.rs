@@ -7,72 +7,7 @@
 //! phase is visited if its turn is still ahead, as it was when the phase visited every
 //! component (an empty one is a no-op).
 
-pub(super) struct Active {
-    words: Vec<u64>,
-    n: usize,
-}
-
-impl Active {
-    pub fn new(n: usize) -> Active {
-        Active {
-            words: vec![0; n.div_ceil(64)],
-            n,
-        }
-    }
-
-    #[inline]
-    pub fn set(&mut self, i: usize) {
-        self.words[i / 64] |= 1 << (i % 64);
-    }
-
-    /// The first set index in `from..end`.
-    #[inline]
-    pub fn next_in(&self, from: usize, end: usize) -> Option<usize> {
-        let end = end.min(self.n);
-        if from >= end {
-            return None;
-        }
-        let mut w = from / 64;
-        let mut bits = self.words[w] & (!0u64 << (from % 64));
-        loop {
-            if bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                return (i < end).then_some(i);
-            }
-            w += 1;
-            if w * 64 >= end {
-                return None;
-            }
-            bits = self.words[w];
-        }
-    }
-
-    /// The first set index at or after `from`.
-    #[inline]
-    pub fn next(&self, from: usize) -> Option<usize> {
-        self.next_in(from, self.n)
-    }
-
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// Visit the set bits as they stand now, in order, clearing each one `keep` rejects (a
-    /// walk that changes no other bit, so it need not read the set afresh).
-    #[inline]
-    pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
-        for (w, word) in self.words.iter_mut().enumerate() {
-            let mut bits = *word;
-            while bits != 0 {
-                let b = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if !keep(w * 64 + b) {
-                    *word &= !(1 << b);
-                }
-            }
-        }
-    }
-}
+pub(super) use crate::bits::BitSet as Active;
 
 /// A walk over the set bits in the rotating order `start, start + 1, …, n − 1, 0, …,
 /// start − 1`, the set read afresh at each step (`Rotation::next`).
