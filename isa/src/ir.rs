@@ -1538,6 +1538,11 @@ pub struct Function {
     pub frame_vars: Vec<SymbolId>,
     /// Bytes of per-thread frame memory for `frame_vars` (params first, see `Symbol::offset`).
     pub frame_bytes: u32,
+    /// The module-scope variables the body names, each once in declaration order, and the
+    /// functions it calls or takes the address of: what `Module::shared_layout` walks to find a
+    /// kernel's own `.shared` variables.
+    pub uses: Vec<SymbolId>,
+    pub callees: Vec<FuncId>,
     /// `.maxntid`, `.reqntid` etc. are accepted and recorded here when present.
     pub max_ntid: Option<[u32; 3]>,
     /// `.reqnctapercluster x, y, z` (`__cluster_dims__`): the cluster shape it requires.
@@ -1569,8 +1574,8 @@ pub struct Symbol {
     pub init: Vec<u8>,
     pub is_extern: bool,
     /// For frame variables (function `.param`/`.local`): byte offset in the frame.
-    /// For module `.shared`: offset in the CTA's shared memory (`.extern .shared`: the
-    /// dynamic window's, `Module::dynamic_shared_offset`).
+    /// Module `.shared` variables have none here: each kernel places the ones it names
+    /// (`Module::shared_layout`).
     /// For module `.global`/`.const`: offset in the module's segment of that space.
     pub offset: u64,
     /// Function that owns a frame variable or parameter.
@@ -1619,8 +1624,7 @@ pub struct Module {
     pub address_size: u32,
     pub symbols: Vec<Symbol>,
     pub functions: Vec<Function>,
-    /// Bytes of module-scope static `.shared`, `.global` and `.const` data.
-    pub shared_bytes: u64,
+    /// Bytes of module-scope `.global` and `.const` data (`.shared`: `Module::shared_layout`).
     pub global_bytes: u64,
     pub const_bytes: u64,
 }
@@ -1640,22 +1644,5 @@ impl Module {
     }
     pub fn entries(&self) -> impl Iterator<Item = &Function> {
         self.functions.iter().filter(|f| f.kind == FuncKind::Entry)
-    }
-
-    /// Offset of the dynamic shared window (every `.extern .shared` array) in a CTA's shared
-    /// memory: after the static `.shared` data, rounded up to the largest alignment an
-    /// `.extern .shared` declaration asks for. CUDA places `extern __shared__` memory after the
-    /// kernel's static shared variables, and ptxas pads the static segment up to the window's
-    /// alignment (`-v` reports 80 bytes of static mbarriers under `.extern .shared .align 128`
-    /// as 128 bytes of smem, under `.align 1024` as 1024).
-    pub fn dynamic_shared_offset(&self) -> u64 {
-        let align = self
-            .symbols
-            .iter()
-            .filter(|s| s.is_extern && s.space == Space::Shared)
-            .map(|s| s.align.max(1) as u64)
-            .max()
-            .unwrap_or(1);
-        self.shared_bytes.div_ceil(align).saturating_mul(align)
     }
 }

@@ -12,8 +12,10 @@ pub mod lexer;
 pub mod parser;
 pub mod print;
 pub mod semantics;
+pub mod shared_layout;
 pub mod span;
 
 pub use ir::*;
 pub use parser::{parse_module, MAX_NESTING};
+pub use shared_layout::SharedLayout;
 pub use span::{PtxError, Span};

@@ -39,8 +39,8 @@ pub fn function_to_ptx(m: &Module, f: &Function) -> String {
         format!("({}) ", params(&f.rets))
     };
     let _ = writeln!(s, "{kind} {rets}{}({})\n{{", f.name, params(&f.params));
-    for r in &f.regs {
-        let _ = writeln!(s, "\t.reg .{} {};", r.ty.name(), r.name);
+    for line in reg_declarations(&f.regs) {
+        let _ = writeln!(s, "\t{line}");
     }
     for v in &f.frame_vars {
         let sym = m.symbol(*v);
@@ -1020,4 +1020,48 @@ fn op_to_ptx(m: &Module, f: &Function, op: &Op) -> String {
         Op::PreRet { target } => format!("preRet {};", label(f, *target)),
         Op::Nop => "prefetch.global.L2 [0];".into(),
     }
+}
+
+/// `.reg` declarations of `regs` as compact as the source's, in the same order (register ids
+/// follow declaration order, so a reprinted function parses to the same ids): a run of
+/// `%r0, %r1, …, %r{K-1}` of one type is `%r<K>`; other consecutive registers of one type share
+/// a line.
+pub fn reg_declarations(regs: &[RegInfo]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < regs.len() {
+        let ty = regs[i].ty;
+        let mut names = Vec::new();
+        while i < regs.len() && regs[i].ty == ty {
+            // A `%p<K>` run: numbers 0, 1, … of one prefix.
+            let run = numbered_run(&regs[i..]);
+            if run.1 > 1 {
+                names.push(format!("{}<{}>", run.0, run.1));
+                i += run.1;
+            } else {
+                names.push(regs[i].name.clone());
+                i += 1;
+            }
+        }
+        out.push(format!(".reg .{} {};", ty.name(), names.join(", ")));
+    }
+    out
+}
+
+/// The prefix and length of the run `prefix0, prefix1, …` of one type at the start of `regs`
+/// (length 0 when the first is not `prefix0`).
+fn numbered_run(regs: &[RegInfo]) -> (&str, usize) {
+    let first = &regs[0].name;
+    let Some(prefix) = first.strip_suffix('0') else {
+        return ("", 0);
+    };
+    if prefix.is_empty() || prefix.ends_with(|c: char| c.is_ascii_digit()) {
+        return ("", 0);
+    }
+    let n = regs
+        .iter()
+        .enumerate()
+        .take_while(|(k, r)| r.ty == regs[0].ty && r.name == format!("{prefix}{k}"))
+        .count();
+    (prefix, n)
 }

@@ -1769,6 +1769,8 @@ fn random_function(rng: &mut Rng, kind: FuncKind) -> Function {
         labels: vec![],
         frame_vars: vec![],
         frame_bytes: 0,
+        uses: vec![],
+        callees: vec![],
         max_ntid: None,
         req_cluster: None,
         has_tokens: false,

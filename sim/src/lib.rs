@@ -7,6 +7,7 @@
 //!
 //! Architecture invariant: only `stats` and the binary know about JSON or stdout.
 
+pub mod annotate;
 pub mod bits;
 pub mod check;
 pub mod config;
@@ -19,11 +20,13 @@ pub mod microbench;
 pub mod output;
 pub mod power;
 pub mod progress;
+pub mod report;
 pub mod rng;
 pub mod run;
 pub mod simt;
 pub mod stats;
 pub mod threads;
+pub mod timeline;
 pub mod yaml;
 
 pub use run::{run_manifest, run_manifest_with, RunError, RunOptions, RunOutput};

@@ -54,6 +54,24 @@ struct RunArgs {
     /// state after it (masks and token stack in the formal report's notation).
     #[arg(long)]
     trace_warps: Option<PathBuf>,
+    /// Write a timeline in the Chrome trace-event format (Perfetto UI, chrome://tracing):
+    /// per SM its CTA slots and warp slots with their state intervals, barrier releases,
+    /// fences, faults, and GPU-wide counters (docs/timeline.md).
+    #[arg(long)]
+    timeline: Option<PathBuf>,
+    /// Only cycles START:END of the run (launches laid end to end) in the timeline.
+    #[arg(long, value_name = "START:END", value_parser = gpusim::timeline::TimelineOptions::parse_window)]
+    timeline_window: Option<(u64, u64)>,
+    /// Only these SMs in the timeline: ids and ranges, e.g. 0,2,8-11.
+    #[arg(long, value_name = "LIST")]
+    timeline_sms: Option<String>,
+    /// Also write every memory request as an async slice (from its instruction's issue to
+    /// its completion reaching the SM, on its warp's track).
+    #[arg(long)]
+    timeline_memory: bool,
+    /// Cycles between the timeline's counter samples.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    timeline_interval: u64,
     /// Timing-only run: skip the tensor arithmetic of mma.sync and wgmma (their accumulators
     /// keep their values, every cycle count and stall is the same; checks on them fail).
     #[arg(long)]
@@ -151,6 +169,14 @@ impl SampleArgs {
     }
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CfgArg {
+    /// after the reconvergence tokens are inserted (what the token-stack machine runs)
+    Tokens,
+    /// as written in the file
+    Source,
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum ChartArg {
     /// warp-cycles per stall state, per kernel
@@ -159,6 +185,10 @@ enum ChartArg {
     Simd,
     /// power (with its limit) and the core clock over simulated time
     Power,
+    /// the hottest PTX lines, their warp-cycles by stall state (the source view)
+    Lines,
+    /// per-SM live warps over time, from a `run --timeline` file
+    Timeline,
 }
 
 #[derive(Subcommand)]
@@ -167,13 +197,20 @@ enum Cmd {
     /// and stall states of the summary and of --stats-json are explained in docs/stats.md.
     Run(RunArgs),
     /// Parse a PTX file and report its functions; --tokens prints them with reconvergence
-    /// tokens inserted, --cfg their control-flow graphs.
+    /// tokens inserted, --cfg their control-flow graphs (blocks, immediate post-dominators,
+    /// loops and their exits), --dot the graphs as Graphviz DOT.
     Ptx {
         file: PathBuf,
         #[arg(long)]
         tokens: bool,
+        /// The CFG after token insertion (`--cfg`, `--cfg=tokens`) or as written
+        /// (`--cfg=source`).
+        #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "tokens")]
+        cfg: Option<CfgArg>,
+        /// Write the CFG (of `--cfg`'s choice; tokens by default) as Graphviz DOT, the token
+        /// pushes as dashed edges to where they reconverge (`dot -Tsvg`).
         #[arg(long)]
-        cfg: bool,
+        dot: bool,
     },
     /// Cross-check a manifest against the semantic reference models: several simulator runs
     /// under randomised knobs against the lock-step and interleaving semantics, the uniformity
@@ -235,6 +272,47 @@ enum Cmd {
     /// Simulate the workloads of a measurement CSV (tools/correlate/measure.py) and compare
     /// each launch's time: per-launch error, mean absolute error, Pearson correlation, a plot (docs/correlation.md).
     Correlate(cli_correlate::CorrelateArgs),
+    /// Print the PTX of `run --stats-json` output with per-line counters: share of warp-cycles
+    /// waiting to issue the line, warp instructions issued, average active lanes, largest
+    /// stall states (docs/stats.md, "Source view").
+    Annotate {
+        stats: PathBuf,
+        /// Only the N lines with the most warp-cycles, hottest first.
+        #[arg(long)]
+        top: Option<usize>,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+    },
+    /// Write one self-contained HTML page about a run: summary, stall and SIMD charts, the
+    /// source view with per-line heat, one SM's warps over a window of cycles, the memory
+    /// counters, and (small kernels) a warp step-through with masks and token stacks
+    /// (docs/report.md).
+    Report {
+        /// The launch manifest.
+        manifest: PathBuf,
+        /// GPU config (YAML); the embedded tiny GPU when omitted.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Override a config key (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// The HTML file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Cycles of the first launch in the warp timeline.
+        #[arg(long, value_name = "START:END", default_value = "0:4000", value_parser = gpusim::timeline::TimelineOptions::parse_window)]
+        window: (u64, u64),
+        /// The SM whose warps the timeline shows.
+        #[arg(long, default_value_t = 0)]
+        sm: u32,
+        /// Build the step-through for runs of at most this many warp instructions.
+        #[arg(long, default_value_t = 20_000)]
+        step_limit: u64,
+        /// Threads stepping the SMs (default: GPUSIM_THREADS, else 1).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
     /// Draw a chart (PNG or SVG, by the output's extension) from `run --stats-json` output.
     Plot {
         chart: ChartArg,
@@ -262,7 +340,30 @@ fn main() -> ExitCode {
             stats,
             output,
         } => cmd_plot(chart, &stats, &output),
-        Cmd::Ptx { file, tokens, cfg } => cmd_ptx(&file, tokens, cfg),
+        Cmd::Annotate { stats, top, kernel } => cmd_annotate(&stats, top, kernel),
+        Cmd::Report {
+            manifest,
+            config,
+            set,
+            output,
+            window,
+            sm,
+            step_limit,
+            threads,
+        } => {
+            let opts = gpusim::report::ReportOptions {
+                window,
+                sm,
+                step_limit,
+            };
+            cmd_report(&manifest, config.as_deref(), &set, &output, &opts, threads)
+        }
+        Cmd::Ptx {
+            file,
+            tokens,
+            cfg,
+            dot,
+        } => cmd_ptx(&file, tokens, cfg, dot),
         Cmd::Lint { file } => cmd_lint(&file),
         Cmd::Fuzz {
             seed,
@@ -325,7 +426,7 @@ fn cmd_run(args: &RunArgs) -> i32 {
         }
     };
     // Output paths are checked before the simulation, which may take long.
-    let files = [&args.stats_json, &args.trace_warps];
+    let files = [&args.stats_json, &args.trace_warps, &args.timeline];
     let checked = files
         .into_iter()
         .flatten()
@@ -344,6 +445,8 @@ fn cmd_run(args: &RunArgs) -> i32 {
         skip_tensor_math: args.skip_tensor_math,
         parallel: gpusim::core::crew::Parallel::threads(threads),
         sample: args.sample.spec(),
+        // The source view goes to the stats file (`gpusim annotate`).
+        lines: args.stats_json.is_some(),
         ..Default::default()
     };
     // The trace streams to its file as the simulation runs (bounded memory).
@@ -359,12 +462,41 @@ fn cmd_run(args: &RunArgs) -> i32 {
             return 2;
         }
     };
-    let mut no_trace: Vec<gpusim::stats::WarpEvent> = Vec::new();
-    let sink: &mut dyn TraceSink = match trace.as_mut() {
-        Some(t) => t,
-        None => &mut no_trace,
+    let sms = args
+        .timeline_sms
+        .as_deref()
+        .map(gpusim::timeline::TimelineOptions::parse_sms)
+        .transpose();
+    let sms = match sms {
+        Ok(s) => s,
+        Err(e) => {
+            errln!("error: --timeline-sms {e}");
+            return 2;
+        }
     };
-    let (out, fault) = match run_manifest_traced(manifest, config, &sets, &opts, sink) {
+    let timeline_opts = gpusim::timeline::TimelineOptions {
+        window: args.timeline_window,
+        sms,
+        interval: args.timeline_interval,
+        memory: args.timeline_memory,
+    };
+    let timeline = match args
+        .timeline
+        .as_deref()
+        .map(|p| gpusim::timeline::TimelineWriter::create(p, timeline_opts))
+        .transpose()
+    {
+        Ok(t) => t,
+        Err(e) => {
+            errln!("error: {e}");
+            return 2;
+        }
+    };
+    let mut sinks = Sinks {
+        warps: trace.take(),
+        timeline,
+    };
+    let (out, fault) = match run_manifest_traced(manifest, config, &sets, &opts, &mut sinks) {
         Ok(o) => o,
         Err(e) => {
             let kind = match &e {
@@ -372,8 +504,8 @@ fn cmd_run(args: &RunArgs) -> i32 {
                 _ => "error: ",
             };
             errln!("{kind}{e}");
-            if let Some(path) = &args.trace_warps {
-                drop(trace);
+            drop(sinks);
+            for path in [&args.trace_warps, &args.timeline].into_iter().flatten() {
                 let _ = std::fs::remove_file(path);
             }
             return e.exit_code();
@@ -552,7 +684,7 @@ fn cmd_run(args: &RunArgs) -> i32 {
         outln!("  expected fault      {f}");
     }
     // Every requested output is written, a faulted run's too (up to the fault).
-    let written = write_outputs(args, &out, trace);
+    let written = write_outputs(args, &out, sinks);
     if let Some(f) = fault {
         outln!("  checks              not run: the kernel faulted");
         errln!("{f}");
@@ -607,13 +739,33 @@ fn sample_line(s: &gpusim::core::sample::SampleReport) -> String {
     )
 }
 
-/// Finish the warp trace and write `--dump` and `--stats-json`; the first error.
-fn write_outputs(
-    args: &RunArgs,
-    out: &gpusim::RunOutput,
-    trace: Option<TraceWriter>,
-) -> Result<(), String> {
-    if let Some(t) = trace {
+/// The files a run streams to as it simulates: the warp trace and the timeline.
+struct Sinks {
+    warps: Option<TraceWriter>,
+    timeline: Option<gpusim::timeline::TimelineWriter>,
+}
+
+impl TraceSink for Sinks {
+    fn event(&mut self, e: gpusim::stats::WarpEvent) {
+        if let Some(w) = &mut self.warps {
+            w.event(e);
+        }
+    }
+
+    fn timeline(&mut self) -> Option<&mut dyn gpusim::timeline::TimelineSink> {
+        self.timeline
+            .as_mut()
+            .map(|t| t as &mut dyn gpusim::timeline::TimelineSink)
+    }
+}
+
+/// Finish the warp trace and the timeline and write `--dump` and `--stats-json`; the first
+/// error.
+fn write_outputs(args: &RunArgs, out: &gpusim::RunOutput, sinks: Sinks) -> Result<(), String> {
+    if let Some(t) = sinks.warps {
+        t.finish().map_err(|e| e.to_string())?;
+    }
+    if let Some(t) = sinks.timeline {
         t.finish().map_err(|e| e.to_string())?;
     }
     if let Some(dir) = &args.dump {
@@ -821,6 +973,8 @@ fn cmd_plot(chart: ChartArg, stats: &std::path::Path, output: &std::path::Path) 
         ChartArg::Stalls => gpusim_viz::Chart::Stalls,
         ChartArg::Simd => gpusim_viz::Chart::Simd,
         ChartArg::Power => gpusim_viz::Chart::Power,
+        ChartArg::Lines => gpusim_viz::Chart::Lines,
+        ChartArg::Timeline => gpusim_viz::Chart::Timeline,
     };
     match gpusim_viz::plot(chart, &doc, output) {
         Ok(()) => 0,
@@ -835,7 +989,84 @@ fn cmd_plot(chart: ChartArg, stats: &std::path::Path, output: &std::path::Path) 
     }
 }
 
-fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
+fn cmd_report(
+    manifest: &std::path::Path,
+    config: Option<&std::path::Path>,
+    set: &[String],
+    output: &std::path::Path,
+    opts: &gpusim::report::ReportOptions,
+    threads: Option<usize>,
+) -> i32 {
+    let sets = match parse_sets(set) {
+        Ok(s) => s,
+        Err(e) => {
+            errln!("error: {e}");
+            return 2;
+        }
+    };
+    if let Err(e) = check_file(output) {
+        errln!("error: {e}");
+        return 2;
+    }
+    let Some(threads) = sm_threads_or_exit(threads) else {
+        return 2;
+    };
+    let run = RunOptions {
+        progress: true,
+        parallel: gpusim::core::crew::Parallel::threads(threads),
+        ..Default::default()
+    };
+    match gpusim::report::report(manifest, config, &sets, &run, opts) {
+        Ok((html, fault)) => match write_file(output, html) {
+            Ok(()) => {
+                outln!("gpusim: wrote {}", output.display());
+                // The page shows the run up to an unexpected fault; the exit code says so.
+                match fault {
+                    Some(f) => {
+                        errln!("{f}");
+                        3
+                    }
+                    None => 0,
+                }
+            }
+            Err(e) => {
+                errln!("error: {e}");
+                2
+            }
+        },
+        Err(e) => {
+            errln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn cmd_annotate(stats: &std::path::Path, top: Option<usize>, kernel: Option<String>) -> i32 {
+    let doc: serde_json::Value = match std::fs::read_to_string(stats)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    {
+        Ok(v) => v,
+        Err(e) => {
+            errln!("error: {}: {e}", stats.display());
+            return 2;
+        }
+    };
+    let base = stats.parent().unwrap_or(std::path::Path::new("."));
+    let opts = gpusim::annotate::AnnotateOptions { top, kernel };
+    match gpusim::annotate::annotate(&doc, base, &opts) {
+        Ok(text) => {
+            outln!("{}", text.trim_end());
+            0
+        }
+        Err(e) => {
+            errln!("error: {}: {e}", stats.display());
+            2
+        }
+    }
+}
+
+fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: Option<CfgArg>, dot: bool) -> i32 {
     let src = match std::fs::read_to_string(file) {
         Ok(s) => s,
         Err(e) => {
@@ -856,7 +1087,7 @@ fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
         } else {
             "func"
         };
-        if !tokens && !cfg {
+        if !tokens && cfg.is_none() && !dot {
             outln!(
                 "{kind} {}: {} params, {} registers, {} instructions",
                 f.name,
@@ -866,15 +1097,8 @@ fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
             );
             continue;
         }
-        match gpusim_isa::analysis::insert_tokens(f) {
-            Ok(t) => {
-                if cfg {
-                    out!("{}", gpusim_isa::analysis::describe_cfg(&t));
-                }
-                if tokens {
-                    out!("{}", gpusim_isa::print::function_to_ptx(&m, &t));
-                }
-            }
+        let t = match gpusim_isa::analysis::insert_tokens(f) {
+            Ok(t) => t,
             Err(e) => {
                 errln!(
                     "error: {}:{}:{}: in `{}`: {}",
@@ -886,6 +1110,16 @@ fn cmd_ptx(file: &std::path::Path, tokens: bool, cfg: bool) -> i32 {
                 );
                 return 2;
             }
+        };
+        // The graph as written, or as the token-stack machine runs it.
+        let graph = if cfg == Some(CfgArg::Source) { f } else { &t };
+        if dot {
+            out!("{}", gpusim_isa::analysis::cfg_dot(graph));
+        } else if cfg.is_some() {
+            out!("{}", gpusim_isa::analysis::describe_cfg(graph));
+        }
+        if tokens {
+            out!("{}", gpusim_isa::print::function_to_ptx(&m, &t));
         }
     }
     0

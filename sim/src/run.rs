@@ -126,6 +126,8 @@ pub struct RunOptions {
     /// Sampled simulation of long launches (`core::sample`); checks are not run on a run
     /// that skipped CTAs.
     pub sample: Option<crate::core::sample::SampleSpec>,
+    /// Count issues and stalls per PTX line (`KernelStats::source`, `gpusim annotate`).
+    pub lines: bool,
 }
 
 /// Run a manifest with default options.
@@ -168,6 +170,10 @@ impl TraceSink for Numbered<'_> {
             launch: self.launch,
             ..e
         });
+    }
+
+    fn timeline(&mut self) -> Option<&mut dyn crate::timeline::TimelineSink> {
+        self.inner.timeline()
     }
 }
 
@@ -275,6 +281,7 @@ pub fn run_manifest_traced(
             record_async: opts.record_async,
             parallel: opts.parallel,
             sample: opts.sample,
+            lines: opts.lines,
         };
         let mut numbered = Numbered {
             launch: i as u32,

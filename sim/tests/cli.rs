@@ -498,7 +498,8 @@ fn runs_are_deterministic() {
     }
 }
 
-/// `gpusim plot` draws the stall and SIMD charts from `--stats-json` output.
+/// `gpusim plot` draws the stall, SIMD and hottest-lines charts from `--stats-json` output and
+/// per-SM occupancy from `--timeline` output.
 #[test]
 fn plot_draws_charts_from_stats_json() {
     let dir = std::env::temp_dir().join(format!("gpusim-cli-plot-{}", std::process::id()));
@@ -529,6 +530,41 @@ fn plot_draws_charts_from_stats_json() {
             "{file} is too small to be a chart"
         );
     }
+    // The source view's hottest lines (the stats file), and per-SM occupancy over time (a
+    // timeline file).
+    let timeline = dir.join("t.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_gpusim"))
+        .arg("run")
+        .arg(&manifest)
+        .arg("--timeline")
+        .arg(&timeline)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    for (chart, input, file) in [("lines", &stats, "l.svg"), ("timeline", &timeline, "o.png")] {
+        let out = dir.join(file);
+        let p = Command::new(env!("CARGO_BIN_EXE_gpusim"))
+            .args(["plot", chart])
+            .arg(input)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+        assert!(std::fs::metadata(&out).unwrap().len() > 1000, "{file}");
+    }
+    let wrong = Command::new(env!("CARGO_BIN_EXE_gpusim"))
+        .args(["plot", "timeline"])
+        .arg(&stats)
+        .arg("-o")
+        .arg(dir.join("w.png"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        wrong.status.code(),
+        Some(2),
+        "a stats file is not a timeline"
+    );
     let bad = Command::new(env!("CARGO_BIN_EXE_gpusim"))
         .args(["plot", "stalls"])
         .arg(&manifest)
@@ -614,4 +650,442 @@ fn sampling_options_are_checked_and_reported() {
     assert!(simulated < 64 / 2, "{text}");
     let bound: f64 = col("sample_error").parse().unwrap();
     assert!(bound > 0.0 && bound < 0.05, "{text}");
+}
+
+/// `gpusim annotate` prints the PTX with the source view of `run --stats-json` beside it:
+/// the whole file, or the hottest lines with `--top`; a file without a source view or an
+/// unknown kernel is bad input (exit 2).
+#[test]
+fn annotate_prints_the_ptx_with_per_line_counters() {
+    let dir = scratch("annotate");
+    let stats = dir.join("stats.json");
+    let m = trace("traces/kernels/sgemm_tiled/sgemm_tiled.yaml");
+    let r = gpusim(&[
+        "run".as_ref(),
+        m.as_os_str(),
+        "--config".as_ref(),
+        root().join("configs/volta-v100.yaml").as_os_str(),
+        "--stats-json".as_ref(),
+        stats.as_os_str(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let full = gpusim(&["annotate".as_ref(), stats.as_os_str()]);
+    assert_eq!(full.code, 0, "{}", full.stderr);
+    let ptx =
+        std::fs::read_to_string(root().join("traces/kernels/sgemm_tiled/sgemm_tiled.ptx")).unwrap();
+    // Header lines, then every line of the file.
+    assert_eq!(full.stdout.lines().count(), ptx.lines().count() + 2);
+    assert!(
+        full.stdout.starts_with("kernel sgemm_tiled"),
+        "{}",
+        full.stdout
+    );
+    let fma = full
+        .stdout
+        .lines()
+        .find(|l| l.contains("fma.rn.f32"))
+        .expect("an fma line");
+    assert!(fma.contains("32.0"), "full lanes: {fma}");
+    let top = gpusim(&[
+        "annotate".as_ref(),
+        stats.as_os_str(),
+        "--top".as_ref(),
+        "3".as_ref(),
+    ]);
+    assert_eq!(top.code, 0, "{}", top.stderr);
+    let rows: Vec<&str> = top.stdout.lines().skip(2).collect();
+    assert_eq!(rows.len(), 3, "{}", top.stdout);
+    let share = |l: &str| -> f64 { l.split('%').next().unwrap().trim().parse().unwrap() };
+    assert!(share(rows[0]) >= share(rows[1]) && share(rows[1]) >= share(rows[2]));
+    let bad = gpusim(&[
+        "annotate".as_ref(),
+        stats.as_os_str(),
+        "--kernel".as_ref(),
+        "nope".as_ref(),
+    ]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("kernels: sgemm_tiled"),
+        "{}",
+        bad.stderr
+    );
+    let empty = dir.join("empty.json");
+    std::fs::write(&empty, "{\"kernels\": [{\"kernel\": \"k\"}]}").unwrap();
+    let none = gpusim(&["annotate".as_ref(), empty.as_os_str()]);
+    assert_eq!(none.code, 2);
+    assert!(
+        none.stderr.contains("no kernel has a source view"),
+        "{}",
+        none.stderr
+    );
+}
+
+/// The timeline's slices of one track, per (pid, tid): (start cycle, end cycle, name).
+type Tracks = std::collections::BTreeMap<(u64, u64), Vec<(u64, u64, String)>>;
+
+fn timeline_tracks(doc: &serde_json::Value) -> Tracks {
+    let mut tracks = Tracks::new();
+    for e in doc["traceEvents"].as_array().expect("traceEvents") {
+        if e["ph"] == "X" {
+            let (s, n) = (
+                e["args"]["start_cycle"].as_u64().unwrap(),
+                e["args"]["cycles"].as_u64().unwrap(),
+            );
+            assert!(n > 0, "empty slice {e}");
+            let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+            tracks.entry(key).or_default().push((
+                s,
+                s + n,
+                e["name"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    for l in tracks.values_mut() {
+        l.sort();
+    }
+    tracks
+}
+
+/// `run --timeline` writes a Chrome trace-event file: named processes (GPU, SMs) and threads
+/// (CTA slots, warp slots by sub-partition); per warp slot non-overlapping state slices whose
+/// cycles sum to the stall breakdown of `--stats-json`; one slice per CTA; barrier instants;
+/// counter tracks; `--timeline-window` and `--timeline-sms` bound it.
+#[test]
+fn timeline_is_a_chrome_trace_that_accounts_for_every_warp_cycle() {
+    let dir = scratch("timeline");
+    let (tl, stats) = (dir.join("t.json"), dir.join("s.json"));
+    for (rel, cfg, ctas) in [
+        ("traces/semantics/t12_bar_sync/t12_bar_sync.yaml", "tiny", 1),
+        (
+            "traces/kernels/sgemm_tiled/sgemm_tiled.yaml",
+            "volta-v100",
+            12,
+        ),
+    ] {
+        let r = gpusim(&[
+            "run".as_ref(),
+            trace(rel).as_os_str(),
+            "--config".as_ref(),
+            root().join(format!("configs/{cfg}.yaml")).as_os_str(),
+            "--timeline".as_ref(),
+            tl.as_os_str(),
+            "--stats-json".as_ref(),
+            stats.as_os_str(),
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).expect("valid JSON");
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        let events = doc["traceEvents"].as_array().unwrap();
+        let names: Vec<&str> = events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == "process_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names[0], "GPU");
+        assert!(names.contains(&"SM 0"), "{names:?}");
+        let tracks = timeline_tracks(&doc);
+        let mut by_state = std::collections::BTreeMap::<String, u64>::new();
+        let mut cta_slices = 0;
+        for ((pid, tid), slices) in &tracks {
+            // Perfetto nests slices of one track: none may overlap partially (here: at all).
+            for w in slices.windows(2) {
+                assert!(w[1].0 >= w[0].1, "{rel}: overlap on ({pid},{tid}): {w:?}");
+            }
+            if *pid == 0 {
+                continue;
+            }
+            if *tid >= 10_000 {
+                cta_slices += slices.len();
+            } else {
+                for (a, b, n) in slices {
+                    *by_state.entry(n.clone()).or_default() += b - a;
+                }
+            }
+        }
+        assert_eq!(cta_slices, ctas, "{rel}");
+        let mut want = std::collections::BTreeMap::<String, u64>::new();
+        for (k, v) in s["kernels"][0]["stalls"].as_object().unwrap() {
+            if v.as_u64().unwrap() > 0 {
+                want.insert(k.clone(), v.as_u64().unwrap());
+            }
+        }
+        assert_eq!(by_state, want, "{rel}: slices vs the stall breakdown");
+        assert!(events.iter().any(|e| e["ph"] == "C" && e["name"] == "IPC"));
+        let cycles = s["cycles"].as_u64().unwrap();
+        let kernel = s["kernels"][0]["kernel"].as_str().unwrap().to_string();
+        assert_eq!(
+            tracks[&(0, 0)],
+            vec![(0, cycles, kernel)],
+            "the launch slice"
+        );
+    }
+    // Bounded: SM 1 only, cycles 100..300.
+    let r = gpusim(&[
+        "run".as_ref(),
+        trace("traces/kernels/sgemm_tiled/sgemm_tiled.yaml").as_os_str(),
+        "--config".as_ref(),
+        root().join("configs/volta-v100.yaml").as_os_str(),
+        "--timeline".as_ref(),
+        tl.as_os_str(),
+        "--timeline-window".as_ref(),
+        "100:300".as_ref(),
+        "--timeline-sms".as_ref(),
+        "1".as_ref(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).unwrap();
+    let tracks = timeline_tracks(&doc);
+    assert!(
+        tracks.keys().all(|(pid, _)| *pid == 0 || *pid == 2),
+        "{:?}",
+        tracks.keys()
+    );
+    assert!(tracks.keys().any(|(pid, _)| *pid == 2));
+    for ((pid, _), slices) in &tracks {
+        if *pid == 2 {
+            assert!(slices.iter().all(|(a, b, _)| *a >= 100 && *b <= 300));
+        }
+    }
+    // Memory requests: a begin and an end per request, ids unique, ends after begins.
+    let r = gpusim(&[
+        "run".as_ref(),
+        trace("traces/kernels/sgemm_tiled/sgemm_tiled.yaml").as_os_str(),
+        "--config".as_ref(),
+        root().join("configs/volta-v100.yaml").as_os_str(),
+        "--timeline".as_ref(),
+        tl.as_os_str(),
+        "--timeline-memory".as_ref(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).unwrap();
+    let mut open = std::collections::BTreeMap::<String, f64>::new();
+    let mut requests = 0;
+    for e in doc["traceEvents"].as_array().unwrap() {
+        let id = e["id"].as_str().unwrap_or_default().to_string();
+        match e["ph"].as_str() {
+            Some("b") => {
+                assert!(open.insert(id, e["ts"].as_f64().unwrap()).is_none(), "{e}");
+                assert!(
+                    e["name"].as_str().unwrap().contains("ld.global")
+                        || e["name"].as_str().unwrap().contains("st.global")
+                );
+                requests += 1;
+            }
+            Some("e") => {
+                let start = open.remove(&id).expect("an end after its begin");
+                assert!(e["ts"].as_f64().unwrap() > start, "{e}");
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        requests > 0 && open.is_empty(),
+        "{requests} requests, {} open",
+        open.len()
+    );
+    let bad = gpusim(&[
+        "run".as_ref(),
+        trace("traces/kernels/sgemm_tiled/sgemm_tiled.yaml").as_os_str(),
+        "--timeline".as_ref(),
+        tl.as_os_str(),
+        "--timeline-window".as_ref(),
+        "300:100".as_ref(),
+    ]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("END must be after START"),
+        "{}",
+        bad.stderr
+    );
+}
+
+/// The first Chromium-compatible browser on the PATH.
+fn chromium() -> Option<String> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(str::to_string)
+}
+
+/// The DOM of `page` after its scripts ran, in headless Chromium.
+fn dump_dom(browser: &str, page: &Path, hash: &str) -> String {
+    let url = format!("file://{}{hash}", page.display());
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            &url,
+        ])
+        .output()
+        .expect("run the browser");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The inner HTML of the first element with `id` (a crude reader of a dumped DOM).
+fn by_id<'a>(dom: &'a str, id: &str) -> &'a str {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"));
+    let open = at + dom[at..].find('>').unwrap() + 1;
+    let close = open + dom[open..].find("</").unwrap_or(0);
+    let end = if id == "stack" || id == "alpha" || id == "exec" {
+        open + dom[open..]
+            .find("</ol>")
+            .or_else(|| dom[open..].find("</div></div>"))
+            .unwrap()
+    } else {
+        close
+    };
+    &dom[open..end]
+}
+
+/// `gpusim report` writes one self-contained page (nothing fetched from the network) that a
+/// real browser renders: the charts and the source view are there, and stepping through the
+/// T2 if/else warp changes the displayed active mask and token stack. Runs in headless
+/// Chromium (tools/report/install_chromium.sh installs it; `.ci/run` does, and sets
+/// GPUSIM_REQUIRE_BROWSER so that a missing browser fails the test there).
+#[test]
+fn report_renders_and_steps_in_headless_chromium() {
+    let dir = scratch("report");
+    let page = dir.join("report.html");
+    let m = trace("traces/semantics/t2_if_else/t2_if_else.yaml");
+    let r = gpusim(&[
+        "report".as_ref(),
+        m.as_os_str(),
+        "-o".as_ref(),
+        page.as_os_str(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for section in [
+        "summary",
+        "charts",
+        "source-view",
+        "timeline",
+        "memory",
+        "step-through",
+    ] {
+        assert!(
+            html.contains(&format!("<section id=\"{section}\"")),
+            "no {section}"
+        );
+    }
+    // Self-contained: no scripts, styles or images from elsewhere.
+    for attr in ["src=\"http", "href=\"http", "@import", "url(http"] {
+        assert!(!html.contains(attr), "fetches from the network: {attr}");
+    }
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("GPUSIM_REQUIRE_BROWSER").is_none(),
+            "no Chromium: run tools/report/install_chromium.sh"
+        );
+        eprintln!(
+            "report_renders_and_steps_in_headless_chromium: no Chromium, browser part skipped"
+        );
+        return;
+    };
+    let first = dump_dom(&browser, &page, "#warp=0&step=0");
+    assert!(
+        first.matches("<svg").count() >= 3,
+        "charts and the warp timeline"
+    );
+    assert!(
+        first.contains("data-line=\"85\""),
+        "the source view lists the PTX"
+    );
+    // T2: after `@%p1 bra DIVERGE` (step 37) lane 0 runs alone and the stack holds the
+    // diverge and sync tokens; at the start both lanes run with an empty stack.
+    assert!(
+        by_id(&first, "step-info").starts_with("step 1 / 70"),
+        "{}",
+        by_id(&first, "step-info")
+    );
+    let (alpha0, stack0) = (by_id(&first, "alpha"), by_id(&first, "stack"));
+    assert!(stack0.contains("ε (empty)"), "{stack0}");
+    assert_eq!(alpha0.matches("lane on").count(), 2, "{alpha0}");
+    let later = dump_dom(&browser, &page, "#warp=0&step=36");
+    assert!(by_id(&later, "step-info").starts_with("step 37 / 70"));
+    assert!(
+        by_id(&later, "step-line").contains("bra DIVERGE"),
+        "{}",
+        by_id(&later, "step-line")
+    );
+    let (alpha1, stack1) = (by_id(&later, "alpha"), by_id(&later, "stack"));
+    assert_eq!(alpha1.matches("lane on").count(), 1, "{alpha1}");
+    assert_eq!(stack1.matches("<li>").count(), 2, "{stack1}");
+    assert!(
+        stack1.contains("(diverge,01,37)") && stack1.contains("(sync,11,57)"),
+        "{stack1}"
+    );
+}
+
+/// `gpusim ptx`: `--tokens` keeps the source's compact `%r<N>` declarations; `--cfg=source`
+/// shows the graph as written (no token blocks), `--cfg` as tokenised; `--dot` is a Graphviz
+/// digraph whose edges join declared blocks, with the token pushes as dashed edges.
+#[test]
+fn ptx_prints_compact_registers_source_cfgs_and_dot() {
+    let r = gpusim(&[
+        "ptx",
+        "--tokens",
+        "traces/kernels/sgemm_tiled/sgemm_tiled.ptx",
+    ])
+    .expect(0);
+    for decl in [
+        ".reg .pred %p<12>;",
+        ".reg .f32 %f<63>;",
+        ".reg .b32 %r<30>;",
+        ".reg .b64 %rd<25>;",
+    ] {
+        assert!(r.stdout.contains(decl), "{decl}: {}", r.stdout);
+    }
+    assert_eq!(r.stdout.matches(".reg ").count(), 4, "{}", r.stdout);
+    let file = "traces/semantics/t2_if_else_notokens/t2_if_else_notokens.ptx";
+    let source = gpusim(&["ptx", "--cfg=source", file]).expect(0).stdout;
+    let tokens = gpusim(&["ptx", "--cfg", file]).expect(0).stdout;
+    assert!(source.starts_with("cfg t2_if_else_notokens"), "{source}");
+    assert!(
+        !source.contains("$__sync_pad") && tokens.contains("$__sync_pad"),
+        "{source}\n{tokens}"
+    );
+    let dot = gpusim(&["ptx", "--dot", file]).expect(0).stdout;
+    assert!(dot.starts_with("digraph \"t2_if_else_notokens\" {") && dot.trim_end().ends_with('}'));
+    let declared: Vec<&str> = dot
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains(" [") && !l.contains("->"))
+        .map(|l| l.trim().split(' ').next().unwrap())
+        .collect();
+    for edge in dot.lines().filter(|l| l.contains("->")) {
+        let mut ends = edge.trim().split(" -> ");
+        let from = ends.next().unwrap();
+        let to = ends.next().unwrap().split([' ', ';']).next().unwrap();
+        assert!(declared.contains(&from) && declared.contains(&to), "{edge}");
+    }
+    assert!(
+        dot.contains("style=dashed") && dot.contains("label=\"ssy @"),
+        "{dot}"
+    );
+    let plain_dot = gpusim(&["ptx", "--dot", "--cfg=source", file])
+        .expect(0)
+        .stdout;
+    assert!(
+        !plain_dot.contains("style=dashed"),
+        "the source has no tokens: {plain_dot}"
+    );
 }

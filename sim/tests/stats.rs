@@ -289,6 +289,7 @@ fn issue_hooks_see_every_instruction_in_trace_order() {
             record_async: false,
             parallel: Default::default(),
             sample: None,
+            lines: false,
         };
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
         let mut observers =
@@ -336,5 +337,72 @@ fn issue_hooks_see_every_instruction_in_trace_order() {
         let cycles: Vec<u64> = events.iter().map(|e| e.cycle).collect();
         let keys: Vec<u64> = s.records.iter().map(|r| r.0 .0).collect();
         assert_eq!(keys, cycles);
+    }
+}
+
+/// The source view (`KernelStats::source`, `gpusim annotate`) accounts for every issue, lane
+/// and warp-cycle: its lines sum to the kernel's counters, it is the same whether stalled
+/// warps are parked (`sm::parked`, settled per interval) or classified every cycle, and
+/// collecting it changes nothing else.
+#[test]
+fn the_source_view_accounts_for_every_issue_and_warp_cycle() {
+    let cases = [
+        ("semantics/t12_bar_sync/t12_bar_sync.yaml", "tiny"),
+        ("kernels/sgemm_tiled/sgemm_tiled.yaml", "volta-v100"),
+        ("kernels/recursive/recursive.yaml", "volta-v100"),
+        ("kernels/saxpy/saxpy.yaml", "volta-v100"),
+        (
+            "policies/its_divergent_barriers/its_divergent_barriers.yaml",
+            "volta-v100",
+        ),
+        ("tensor/ws_gemm_nvrtc/ws_gemm_nvrtc.yaml", "hopper-h100"),
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let with_lines = gpusim::run::RunOptions {
+        lines: true,
+        ..Default::default()
+    };
+    for (rel, cfg) in cases {
+        let cfg = root.join(format!("configs/{cfg}.yaml"));
+        let run = |opts: &gpusim::run::RunOptions, classify: &str| {
+            let set = [("debug.classify".to_string(), classify.to_string())];
+            gpusim::run::run_manifest_with(&trace(rel), Some(&cfg), &set, opts)
+                .unwrap_or_else(|e| panic!("{rel}: {e}"))
+        };
+        let plain = run(&Default::default(), "parked");
+        let parked = run(&with_lines, "parked");
+        let every = run(&with_lines, "every-cycle");
+        for (i, k) in parked.stats.kernels.iter().enumerate() {
+            let p = &plain.stats.kernels[i];
+            assert_eq!(
+                (
+                    k.counters.cycles,
+                    &k.counters.stalls,
+                    &k.counters.simd_lanes
+                ),
+                (
+                    p.counters.cycles,
+                    &p.counters.stalls,
+                    &p.counters.simd_lanes
+                ),
+                "{rel}: collecting the source view changed the run"
+            );
+            assert!(p.source.is_none());
+            let v = k.source.as_ref().expect("collected");
+            let issued: u64 = v.lines.iter().map(|l| l.issued).sum();
+            let threads: u64 = v.lines.iter().map(|l| l.thread_instructions).sum();
+            assert_eq!(issued, k.counters.warp_instructions, "{rel}");
+            assert_eq!(threads, k.counters.thread_instructions, "{rel}");
+            let mut stalls = k.counters.stalls.clone();
+            stalls.retain(|_, v| *v > 0);
+            assert_eq!(
+                v.stall_totals(),
+                stalls,
+                "{rel}: stalls per line vs the breakdown"
+            );
+            let e = every.stats.kernels[i].source.as_ref().unwrap();
+            assert_eq!(v, e, "{rel}: parked and every-cycle attribution differ");
+            assert!(v.lines.iter().all(|l| l.line > 0 && !l.text.is_empty()));
+        }
     }
 }

@@ -60,6 +60,12 @@ pub enum Chart {
     /// Power (with its limit) and the core clock over simulated time, launch after launch
     /// (`clock.timeline` of each kernel).
     Power,
+    /// The hottest PTX lines of the source view (`kernels[].source`, launches summed): one
+    /// bar per line, its warp-cycles split by stall state.
+    Lines,
+    /// Per-SM occupancy over time from a `gpusim run --timeline` file (not a stats file): one
+    /// row per SM, each time bucket shaded by the SM's average live warps (not finished).
+    Timeline,
 }
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
@@ -93,6 +99,19 @@ enum Figure<'a> {
 /// input, an unwritable place) leaves no blank or partial image behind.
 pub fn plot(chart: Chart, stats: &Value, out: &Path) -> Result<(), VizError> {
     render(Figure::Stats(chart, stats), out)
+}
+
+/// Draw `chart` from a stats JSON document as an SVG document in memory (`size` in pixels),
+/// for pages that inline their charts (`gpusim report`).
+pub fn svg(chart: Chart, stats: &Value, size: (u32, u32)) -> Result<String, VizError> {
+    register_font();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        draw(&Figure::Stats(chart, stats), &root)?;
+        root.present().map_err(draw_err)?;
+    }
+    Ok(out)
 }
 
 /// Draw simulated against measured time per launch (log–log, the diagonal where they agree,
@@ -173,6 +192,8 @@ fn draw<DB: DrawingBackend>(
         Figure::Stats(Chart::Stalls, stats) => stalls(stats, root),
         Figure::Stats(Chart::Simd, stats) => simd(stats, root),
         Figure::Stats(Chart::Power, stats) => power(stats, root),
+        Figure::Stats(Chart::Lines, stats) => lines(stats, root),
+        Figure::Stats(Chart::Timeline, trace) => occupancy(trace, root),
         Figure::Correlation(points, title) => correlation(points, title, root),
     }
 }
@@ -271,7 +292,9 @@ fn stalls<DB: DrawingBackend>(
     }
     let states: Vec<String> = table[0].1.iter().map(|(s, _)| s.clone()).collect();
     let n = table.len();
-    let mut chart = ChartBuilder::on(root)
+    // The legend gets its own column right of the plot, so it never covers a bar.
+    let (plot, side) = root.split_horizontally(root.dim_in_pixel().0 * 78 / 100);
+    let mut chart = ChartBuilder::on(&plot)
         .caption("Warp-cycles by state", ("sans-serif", 24))
         .margin(16)
         .x_label_area_size(40)
@@ -284,19 +307,22 @@ fn stalls<DB: DrawingBackend>(
         .enumerate()
         .map(|(i, (k, _))| format!("{}: {k}", i + 1))
         .collect();
+    // At most ~24 labels fit the axis; with more launches every k-th is named.
+    let every = n.div_ceil(24).max(1);
     chart
         .configure_mesh()
         .disable_y_mesh()
-        .y_labels(n)
+        .y_labels(n.min(24))
         .y_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) if i % every == 0 => {
                 names.get(*i).cloned().unwrap_or_default()
             }
-            SegmentValue::Last => String::new(),
+            _ => String::new(),
         })
         .x_desc("fraction of resident warp-cycles")
         .draw()
         .map_err(draw_err)?;
+    let mut shown = Vec::new();
     for (si, state) in states.iter().enumerate() {
         let color = Palette99::pick(si).filled();
         let bars: Vec<Rectangle<(f64, SegmentValue<usize>)>> = table
@@ -304,7 +330,7 @@ fn stalls<DB: DrawingBackend>(
             .enumerate()
             .filter_map(|(ki, (_, row))| {
                 let total: u64 = row.iter().map(|(_, v)| v).sum();
-                if total == 0 {
+                if total == 0 || row[si].1 == 0 {
                     return None;
                 }
                 let before: u64 = row.iter().take(si).map(|(_, v)| v).sum();
@@ -321,19 +347,255 @@ fn stalls<DB: DrawingBackend>(
                 ))
             })
             .collect();
-        chart
-            .draw_series(bars)
-            .map_err(draw_err)?
-            .label(state.as_str())
-            .legend(move |(x, y)| {
-                Rectangle::new([(x, y - 5), (x + 10, y + 5)], Palette99::pick(si).filled())
-            });
+        if !bars.is_empty() {
+            shown.push((si, state.as_str()));
+        }
+        chart.draw_series(bars).map_err(draw_err)?;
     }
+    // The legend: the states that occur, in the bars' order.
+    side_legend(&side, &shown)
+}
+
+/// A legend in its own column: a swatch of palette colour `i` and the name, one per row.
+fn side_legend<DB: DrawingBackend>(
+    side: &DrawingArea<DB, Shift>,
+    entries: &[(usize, &str)],
+) -> Result<(), VizError> {
+    for (row, (i, name)) in entries.iter().enumerate() {
+        let y = 60 + 22 * row as i32;
+        side.draw(&Rectangle::new(
+            [(4, y - 6), (18, y + 6)],
+            Palette99::pick(*i).filled(),
+        ))
+        .map_err(draw_err)?;
+        side.draw(&Text::new(
+            name.to_string(),
+            (24, y - 7),
+            ("sans-serif", 14).into_font(),
+        ))
+        .map_err(draw_err)?;
+    }
+    Ok(())
+}
+
+/// One PTX line of the lines chart: its label and (state, warp-cycles) pairs.
+pub type LineRow = (String, Vec<(String, u64)>);
+
+/// The `n` lines with the most warp-cycles over every launch's source view, hottest first.
+pub fn hottest_lines(stats: &Value, n: usize) -> Result<Vec<LineRow>, VizError> {
+    let kernels = stats["kernels"]
+        .as_array()
+        .ok_or_else(|| VizError::Input("stats JSON has no `kernels` list".into()))?;
+    // (file, line) → its row.
+    let mut by_line: std::collections::BTreeMap<(String, u64), LineRow> = Default::default();
+    for k in kernels {
+        let Some(lines) = k["source"]["lines"].as_array() else {
+            continue;
+        };
+        let file = k["source"]["file"].as_str().unwrap_or("").to_string();
+        for l in lines {
+            let line = l["line"].as_u64().unwrap_or(0);
+            let text = l["text"].as_str().unwrap_or("");
+            let e = by_line
+                .entry((file.clone(), line))
+                .or_insert_with(|| (format!("{line}: {text}"), Vec::new()));
+            for (state, v) in l["stalls"].as_object().into_iter().flatten() {
+                let v = v.as_u64().unwrap_or(0);
+                match e.1.iter_mut().find(|(s, _)| s == state) {
+                    Some(x) => x.1 += v,
+                    None => e.1.push((state.clone(), v)),
+                }
+            }
+        }
+    }
+    if by_line.is_empty() {
+        return Err(VizError::Input(
+            "no kernel has a source view (`source`, written by `gpusim run --stats-json`)".into(),
+        ));
+    }
+    let mut rows: Vec<LineRow> = by_line.into_values().collect();
+    let total = |r: &LineRow| r.1.iter().map(|(_, v)| v).sum::<u64>();
+    rows.sort_by_key(|r| std::cmp::Reverse(total(r)));
+    rows.truncate(n);
+    Ok(rows)
+}
+
+fn lines<DB: DrawingBackend>(stats: &Value, root: &DrawingArea<DB, Shift>) -> Result<(), VizError> {
+    let mut rows = hottest_lines(stats, 15)?;
+    // The hottest on top: segment 0 is drawn at the bottom.
+    rows.reverse();
+    let mut states: Vec<String> = rows
+        .iter()
+        .flat_map(|r| r.1.iter().map(|(s, _)| s.clone()))
+        .collect();
+    states.sort();
+    states.dedup();
+    let max = rows
+        .iter()
+        .map(|r| r.1.iter().map(|(_, v)| v).sum::<u64>())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let n = rows.len();
+    let (plot, side) = root.split_horizontally(root.dim_in_pixel().0 * 80 / 100);
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(
+            "Hottest PTX lines: warp-cycles waiting to issue them",
+            ("sans-serif", 22),
+        )
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(260)
+        .build_cartesian_2d(0u64..max + max / 20 + 1, (0..n).into_segmented())
+        .map_err(draw_err)?;
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|(l, _)| {
+            let mut l = l.clone();
+            if l.chars().count() > 38 {
+                l = l.chars().take(37).collect::<String>() + "…";
+            }
+            l
+        })
+        .collect();
     chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                labels.get(*i).cloned().unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        })
+        .x_desc("warp-cycles")
         .draw()
+        .map_err(draw_err)?;
+    for (si, state) in states.iter().enumerate() {
+        let bars: Vec<Rectangle<(u64, SegmentValue<usize>)>> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(ri, (_, st))| {
+                let v = st.iter().find(|(s, _)| s == state)?.1;
+                let before: u64 = states[..si]
+                    .iter()
+                    .filter_map(|s| st.iter().find(|(x, _)| x == s).map(|x| x.1))
+                    .sum();
+                Some(Rectangle::new(
+                    [
+                        (before, SegmentValue::Exact(ri)),
+                        (before + v, SegmentValue::Exact(ri + 1)),
+                    ],
+                    Palette99::pick(si).filled(),
+                ))
+            })
+            .collect();
+        chart.draw_series(bars).map_err(draw_err)?;
+    }
+    let entries: Vec<(usize, &str)> = states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i, s.as_str()))
+        .collect();
+    side_legend(&side, &entries)
+}
+
+/// One SM's row of the occupancy chart: its process id in the trace (`SM k` = pid k + 1) and
+/// live warp-time per bucket (µs × warps).
+pub type OccupancyRow = (u64, Vec<f64>);
+
+/// Per SM, the live warp-time in each of `buckets` equal time buckets, and the trace's span in
+/// µs.
+pub fn occupancy_grid(trace: &Value, buckets: usize) -> Result<(Vec<OccupancyRow>, f64), VizError> {
+    let events = trace["traceEvents"].as_array().ok_or_else(|| {
+        VizError::Input("not a `gpusim run --timeline` file: no `traceEvents`".into())
+    })?;
+    let warp = |e: &&Value| e["ph"] == "X" && e["cat"] == "warp" && e["name"] != "finished";
+    let span = events
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| e["ts"].as_f64().unwrap_or(0.0) + e["dur"].as_f64().unwrap_or(0.0))
+        .fold(0.0f64, f64::max);
+    if span <= 0.0 {
+        return Err(VizError::Input("the timeline has no slices".into()));
+    }
+    let width = span / buckets as f64;
+    let mut grid: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
+    for e in events.iter().filter(warp) {
+        let pid = e["pid"].as_u64().unwrap_or(0);
+        let (t0, d) = (
+            e["ts"].as_f64().unwrap_or(0.0),
+            e["dur"].as_f64().unwrap_or(0.0),
+        );
+        let row = grid.entry(pid).or_insert_with(|| vec![0.0; buckets]);
+        // Spread the slice over the buckets it covers.
+        let (mut t, end) = (t0, t0 + d);
+        while t < end {
+            let b = ((t / width) as usize).min(buckets - 1);
+            let next = ((b + 1) as f64 * width).min(end).max(t + 1e-12);
+            row[b] += next - t;
+            t = next;
+        }
+    }
+    if grid.is_empty() {
+        return Err(VizError::Input("the timeline has no warp slices".into()));
+    }
+    Ok((grid.into_iter().collect(), span))
+}
+
+fn occupancy<DB: DrawingBackend>(
+    trace: &Value,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<(), VizError> {
+    let buckets = 200;
+    let (grid, span) = occupancy_grid(trace, buckets)?;
+    let width = span / buckets as f64;
+    // Average live warps per bucket; the colour scale runs to the busiest bucket.
+    let most = grid
+        .iter()
+        .flat_map(|(_, r)| r.iter().map(|v| v / width))
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let n = grid.len();
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!("Live warps per SM over time (darkest: {most:.1} warps)"),
+            ("sans-serif", 22),
+        )
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..span, 0usize..n)
+        .map_err(draw_err)?;
+    let names: Vec<String> = grid
+        .iter()
+        .map(|(pid, _)| format!("SM {}", pid - 1))
+        .collect();
+    let every = n.div_ceil(20).max(1);
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .y_labels(n.min(20))
+        .y_label_formatter(&|i| {
+            if i % every == 0 {
+                names.get(*i).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc("time (µs)")
+        .draw()
+        .map_err(draw_err)?;
+    chart
+        .draw_series(grid.iter().enumerate().flat_map(|(i, (_, row))| {
+            row.iter().enumerate().map(move |(b, v)| {
+                let a = (v / width / most).clamp(0.0, 1.0);
+                Rectangle::new(
+                    [(b as f64 * width, i), ((b + 1) as f64 * width, i + 1)],
+                    BLUE.mix(a).filled(),
+                )
+            })
+        }))
         .map_err(draw_err)?;
     Ok(())
 }
@@ -354,18 +616,29 @@ fn simd<DB: DrawingBackend>(stats: &Value, root: &DrawingArea<DB, Shift>) -> Res
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(70)
-        .build_cartesian_2d(0u32..lanes.len() as u32, 0u64..max + max / 10 + 1)
+        .build_cartesian_2d(-0.5f64..lanes.len() as f64 - 0.5, 0u64..max + max / 10 + 1)
         .map_err(draw_err)?;
+    // Integer ticks only: bar k is centred on k lanes.
+    let ticks = lanes.len().min(17);
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .x_labels(ticks)
+        .x_label_formatter(&|v| {
+            if (v - v.round()).abs() < 1e-6 && *v >= 0.0 {
+                format!("{}", v.round() as u64)
+            } else {
+                String::new()
+            }
+        })
         .x_desc("active lanes")
         .y_desc("warp instructions")
         .draw()
         .map_err(draw_err)?;
     chart
         .draw_series(lanes.iter().enumerate().map(|(k, &n)| {
-            Rectangle::new([(k as u32, 0), (k as u32 + 1, n)], BLUE.mix(0.7).filled())
+            let k = k as f64;
+            Rectangle::new([(k - 0.4, 0), (k + 0.4, n)], BLUE.mix(0.7).filled())
         }))
         .map_err(draw_err)?;
     Ok(())
@@ -585,5 +858,55 @@ mod tests {
         assert!(plot(Chart::Simd, &sample(), &dir.join("x.gif")).is_err());
         assert!(plot(Chart::Stalls, &serde_json::json!({}), &dir.join("y.svg")).is_err());
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn lines_sample() -> Value {
+        serde_json::json!({ "kernels": [
+            { "kernel": "k", "source": { "file": "k.ptx", "unattributed": {}, "lines": [
+                { "line": 3, "text": "ld", "stalls": { "scoreboard_long": 90, "issued": 10 } },
+                { "line": 4, "text": "add", "stalls": { "issued": 5 } } ] } },
+            { "kernel": "k", "source": { "file": "k.ptx", "unattributed": {}, "lines": [
+                { "line": 4, "text": "add", "stalls": { "issued": 500 } } ] } }
+        ] })
+    }
+
+    /// Launches of one file are summed per line, hottest first.
+    #[test]
+    fn hottest_lines_sum_launches_and_sort() {
+        let rows = hottest_lines(&lines_sample(), 10).unwrap();
+        assert_eq!(
+            rows[0],
+            ("4: add".to_string(), vec![("issued".to_string(), 505)])
+        );
+        assert_eq!(rows[1].0, "3: ld");
+        assert_eq!(hottest_lines(&lines_sample(), 1).unwrap().len(), 1);
+        assert!(hottest_lines(&sample(), 5).is_err(), "no source view");
+        let dir = std::env::temp_dir().join(format!("gpusim-viz-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        plot(Chart::Lines, &lines_sample(), &dir.join("l.svg")).unwrap();
+        assert!(std::fs::read_to_string(dir.join("l.svg"))
+            .unwrap()
+            .contains("3: ld"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Every live warp slice's time lands in its SM's buckets; finished warps do not count.
+    #[test]
+    fn occupancy_spreads_live_warp_time_over_buckets() {
+        let x = |pid: u64, ts: f64, dur: f64, name: &str| serde_json::json!({ "ph": "X", "cat": "warp", "pid": pid, "tid": 0, "ts": ts, "dur": dur, "name": name });
+        let trace = serde_json::json!({ "traceEvents": [
+            x(1, 0.0, 4.0, "issued"), x(1, 4.0, 4.0, "finished"), x(2, 1.0, 2.0, "barrier"),
+            x(2, 1.0, 2.0, "issued")
+        ] });
+        let (grid, span) = occupancy_grid(&trace, 4).unwrap();
+        assert_eq!(span, 8.0);
+        let sum = |r: &Vec<f64>| r.iter().sum::<f64>();
+        assert_eq!(grid.len(), 2);
+        assert!((sum(&grid[0].1) - 4.0).abs() < 1e-9 && (grid[0].1[0] - 2.0).abs() < 1e-9);
+        assert!((sum(&grid[1].1) - 4.0).abs() < 1e-9);
+        assert!(
+            occupancy_grid(&sample(), 4).is_err(),
+            "a stats file is not a timeline"
+        );
     }
 }

@@ -328,3 +328,92 @@ fn mnemonic(op: &Op) -> &'static str {
         _ => "op",
     }
 }
+
+/// The CFG as a Graphviz DOT digraph: one box per block (its pcs, source lines, label and
+/// instructions), solid edges for control flow (`taken` / `fall` where a block has two), a
+/// dashed edge per token push (`ssy`, `preBrk`, `preRet`) from its block to the block its
+/// token reconverges at, and the virtual exit as a node. `dot -Tsvg` draws it.
+pub fn cfg_dot(f: &Function) -> String {
+    let mut s = format!("digraph \"{}\" {{\n", dot_escape(&f.name));
+    s.push_str("  node [shape=box, fontname=\"monospace\", fontsize=10];\n");
+    let cfg = match Cfg::build(f) {
+        Ok(c) if !f.body.is_empty() => c,
+        Ok(_) => return s + "  empty [label=\"(empty body)\"];\n}\n",
+        Err(e) => return s + &format!("  error [label=\"{}\"];\n}}\n", dot_escape(&e.to_string())),
+    };
+    let pdom = DomTree::post_dominators(&cfg.succs_with_exit(), cfg.exit());
+    for (b, blk) in cfg.blocks.iter().enumerate() {
+        let mut label = format!("b{b} [{}..{})", blk.start, blk.end);
+        if let Some(l) = f.label_at(blk.start) {
+            let _ = write!(label, " {l}");
+        }
+        let lines: Vec<u32> = (blk.start..blk.end)
+            .map(|pc| f.body[pc as usize].span.line)
+            .filter(|&l| l > 0)
+            .collect();
+        if let (Some(lo), Some(hi)) = (lines.iter().min(), lines.iter().max()) {
+            let _ = write!(label, "  lines {lo}–{hi}");
+        }
+        let ipdom = pdom.idom(b).map_or("-".to_string(), |n| {
+            if n == cfg.exit() {
+                "exit".into()
+            } else {
+                format!("b{n}")
+            }
+        });
+        let _ = write!(label, "  ipdom {ipdom}\\l");
+        for pc in blk.start..blk.end {
+            let inst = &f.body[pc as usize];
+            let guard = inst.guard.map_or(String::new(), |g| {
+                format!(
+                    "@{}{} ",
+                    if g.negated { "!" } else { "" },
+                    reg_name(f, g.reg)
+                )
+            });
+            let text = format!("{pc}: {guard}{}", op_text(f, &inst.op));
+            let _ = write!(label, "{}\\l", dot_escape(&text));
+        }
+        let _ = writeln!(s, "  b{b} [label=\"{label}\"];");
+        let two = blk.succs.len() + usize::from(blk.to_exit) > 1;
+        for (i, &n) in blk.succs.iter().enumerate() {
+            let to = if n == cfg.exit() {
+                "exit".to_string()
+            } else {
+                format!("b{n}")
+            };
+            let label = match (two, i) {
+                (false, _) => String::new(),
+                (true, 0) => " [label=\"taken\"]".into(),
+                (true, _) => " [label=\"fall\"]".into(),
+            };
+            let _ = writeln!(s, "  b{b} -> {to}{label};");
+        }
+        if blk.to_exit {
+            let _ = writeln!(s, "  b{b} -> exit;");
+        }
+        for pc in blk.start..blk.end {
+            let (kind, target) = match f.body[pc as usize].op {
+                Op::Ssy { target } => ("ssy", target),
+                Op::PreBrk { target } => ("preBrk", target),
+                Op::PreRet { target } => ("preRet", target),
+                _ => continue,
+            };
+            let to = if (target as usize) < f.body.len() {
+                format!("b{}", cfg.block_of(target))
+            } else {
+                "exit".into()
+            };
+            let _ = writeln!(
+                s,
+                "  b{b} -> {to} [style=dashed, color=\"#c0392b\", fontcolor=\"#c0392b\", label=\"{kind} @{pc}\"];"
+            );
+        }
+    }
+    s.push_str("  exit [shape=doublecircle, label=\"exit\"];\n}\n");
+    s
+}
+
+fn dot_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}

@@ -32,7 +32,7 @@ use crate::span::Span;
 use std::fmt;
 
 pub use cfg::{BasicBlock, Cfg};
-pub use describe::{describe_body, describe_cfg};
+pub use describe::{cfg_dot, describe_body, describe_cfg};
 pub use dom::DomTree;
 pub use flow::ControlFlow;
 pub use loops::{Loop, LoopForest};

@@ -10,7 +10,7 @@ use super::ModuleParser;
 use crate::ir::*;
 use crate::lexer::Tok;
 use crate::span::Span;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 #[derive(Default)]
 pub(crate) struct Scope {
@@ -39,11 +39,20 @@ pub(crate) struct Body {
     pub protos: HashSet<String>,
     pub fixups: Vec<Fixup>,
     pub frame_vars: Vec<SymbolId>,
+    /// `Function::uses` and `Function::callees`, as the body names them.
+    pub uses: BTreeSet<SymbolId>,
+    pub callees: BTreeSet<FuncId>,
     pub sink: Option<RegId>,
     pub cc: Option<RegId>,
 }
 
 impl Body {
+    /// Note that the body names `sym`, when it is a module-scope (segment) variable.
+    pub fn note_use(&mut self, sym: SymbolId, space: Space) {
+        if matches!(space, Space::Shared | Space::Global | Space::Const) {
+            self.uses.insert(sym);
+        }
+    }
     pub fn lookup_reg(&self, name: &str) -> Option<RegId> {
         self.scopes
             .iter()
@@ -120,6 +129,8 @@ impl<'a> ModuleParser<'a> {
             protos: HashSet::new(),
             fixups: Vec::new(),
             frame_vars: Vec::new(),
+            uses: BTreeSet::new(),
+            callees: BTreeSet::new(),
             sink: None,
             cc: None,
         };
@@ -317,6 +328,10 @@ impl<'a> ModuleParser<'a> {
                     match space {
                         Space::Local | Space::Param => b.frame_vars.push(id),
                         _ => {
+                            // A `.shared` array declared in a body is that function's
+                            // (`Module::shared_layout`), named or not: its address may come
+                            // from elsewhere (a hard-coded descriptor).
+                            b.note_use(id, space);
                             self.place_module_var(id)?;
                             // Module placement registered it globally; keep it scoped instead.
                             self.globals.remove(&name);
@@ -470,6 +485,8 @@ impl<'a> ModuleParser<'a> {
         f.body = b.insts;
         f.labels = labels;
         f.frame_vars = b.frame_vars;
+        f.uses = b.uses.into_iter().collect();
+        f.callees = b.callees.into_iter().collect();
         f.frame_bytes = frame_bytes;
         f.has_tokens = has_tokens;
         Ok(())

@@ -34,7 +34,6 @@ pub fn parse_module(file: &str, src: &str) -> Result<Module, PtxError> {
             address_size: 64,
             symbols: Vec::new(),
             functions: Vec::new(),
-            shared_bytes: 0,
             global_bytes: 0,
             const_bytes: 0,
         },
@@ -45,7 +44,6 @@ pub fn parse_module(file: &str, src: &str) -> Result<Module, PtxError> {
     };
     p.module_items()?;
     p.check_all_called_defined()?;
-    p.place_dynamic_shared();
     Ok(p.module)
 }
 
@@ -233,12 +231,17 @@ impl<'a> ModuleParser<'a> {
         }
     }
 
-    /// Give a module-scope variable its offset in its space's segment.
+    /// Give a module-scope `.global` or `.const` variable its offset in its space's segment.
+    /// `.shared` variables are placed per kernel (`Module::shared_layout`).
     pub(crate) fn place_module_var(&mut self, id: SymbolId) -> PResult<()> {
         let sym = &self.module.symbols[id.0 as usize];
         let (align, size) = (sym.align.max(1) as u64, sym.size());
         let seg = match sym.space {
-            Space::Shared => &mut self.module.shared_bytes,
+            Space::Shared => {
+                let name = sym.name.clone();
+                self.globals.insert(name, id);
+                return Ok(());
+            }
             Space::Global => &mut self.module.global_bytes,
             Space::Const => &mut self.module.const_bytes,
             _ => {
@@ -249,13 +252,6 @@ impl<'a> ModuleParser<'a> {
                 ));
             }
         };
-        if sym.is_extern && sym.space == Space::Shared {
-            // `extern .shared` arrays are the dynamic shared memory: placed once every static
-            // variable is (`place_dynamic_shared`).
-            let name = sym.name.clone();
-            self.globals.insert(name, id);
-            return Ok(());
-        }
         let off = seg.div_ceil(align) * align;
         *seg = off + size;
         // ptxas: "File uses too much global constant data (… 0x10000 max)".
@@ -270,17 +266,6 @@ impl<'a> ModuleParser<'a> {
         let name = self.module.symbols[id.0 as usize].name.clone();
         self.globals.insert(name, id);
         Ok(())
-    }
-
-    /// Every `extern .shared` array starts the dynamic window, after the static data and
-    /// aligned as declared (`Module::dynamic_shared_offset`).
-    fn place_dynamic_shared(&mut self) {
-        let at = self.module.dynamic_shared_offset();
-        for s in &mut self.module.symbols {
-            if s.is_extern && s.space == Space::Shared {
-                s.offset = at;
-            }
-        }
     }
 
     pub(crate) fn func_id(&mut self, name: &str, use_span: Option<Span>) -> FuncId {
@@ -301,6 +286,8 @@ impl<'a> ModuleParser<'a> {
             labels: Vec::new(),
             frame_vars: Vec::new(),
             frame_bytes: 0,
+            uses: Vec::new(),
+            callees: Vec::new(),
             max_ntid: None,
             req_cluster: None,
             has_tokens: false,

@@ -393,10 +393,12 @@ impl<'a> ModuleParser<'a> {
             return Ok(Operand::Reg(r));
         }
         if let Some(sym) = b.lookup_sym(n).or_else(|| self.globals.get(n).copied()) {
+            b.note_use(sym, self.module.symbol(sym).space);
             return Ok(Operand::Symbol(sym));
         }
         if self.funcs.contains_key(n) {
             let id = self.func_id(n, Some(s));
+            b.callees.insert(id);
             return Ok(Operand::Func(id));
         }
         // `WARP_SZ` is a run-time constant (PTX ISA §4.4, predefined identifiers), the
@@ -457,6 +459,7 @@ impl<'a> ModuleParser<'a> {
                     });
                 }
                 if let Some(sym) = b.lookup_sym(n).or_else(|| self.globals.get(n).copied()) {
+                    b.note_use(sym, self.module.symbol(sym).space);
                     return Ok(Address {
                         base: AddrBase::Symbol(sym),
                         offset: *off,

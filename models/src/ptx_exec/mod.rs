@@ -23,6 +23,7 @@ use gpusim_isa::ir::{
 };
 use gpusim_isa::ir::{Dim, FuncId, FuncKind};
 use gpusim_isa::semantics as sem;
+use gpusim_isa::SharedLayout;
 use thiserror::Error;
 
 /// Grid and block shape of one launch plus its arguments, one `u64` per entry `.param` (a
@@ -146,6 +147,8 @@ pub struct Kernel<'m> {
     param_offsets: Vec<(SymbolId, u64, Type)>,
     param_bytes: u64,
     consts: Vec<u8>,
+    /// Where the kernel's `.shared` variables live (ptxas's per-kernel segment).
+    shared: SharedLayout,
     /// Lanes per warp for `%laneid`, `%warpid` and `WARP_SZ` (32 unless `with_warp_size`).
     warp_size: u32,
 }
@@ -154,15 +157,15 @@ impl<'m> Kernel<'m> {
     /// Look up `entry` in `module`; fails (as `Unsupported`) when it is missing or not a
     /// kernel.
     pub fn new(module: &'m Module, entry: &str) -> Result<Kernel<'m>, ExecError> {
-        let f = module
+        let id = module
             .find_function(entry)
-            .map(|id| module.function(id))
-            .filter(|f| f.kind == FuncKind::Entry)
+            .filter(|&id| module.function(id).kind == FuncKind::Entry)
             .ok_or_else(|| ExecError::Unsupported {
                 text: entry.to_string(),
                 line: 0,
                 why: "no kernel entry of this name in the module".into(),
             })?;
+        let f = module.function(id);
         let mut off = 0u64;
         let mut param_offsets = Vec::new();
         for p in &f.params {
@@ -180,6 +183,7 @@ impl<'m> Kernel<'m> {
         Ok(Kernel {
             module,
             func: f,
+            shared: module.shared_layout(id),
             param_offsets,
             param_bytes: off,
             consts,
@@ -228,7 +232,7 @@ impl<'m> Kernel<'m> {
     /// Bytes of shared memory one CTA needs (static segment, padded to the dynamic window's
     /// alignment, plus `dynamic`).
     pub fn shared_bytes(&self, dynamic: u32) -> usize {
-        self.module.dynamic_shared_offset() as usize + dynamic as usize
+        self.shared.dynamic_offset as usize + dynamic as usize
     }
 
     /// A fresh thread at pc 0.
@@ -371,7 +375,12 @@ impl Exec<'_, '_> {
                 .find(|p| p.0 == s)
                 .map(|p| p.1)
                 .ok_or_else(|| self.unsupported("parameter of another function")),
-            Space::Shared | Space::Local | Space::Const => Ok(sym.offset),
+            Space::Shared => self
+                .k
+                .shared
+                .offset(s)
+                .ok_or_else(|| self.unsupported("`.shared` variable the kernel cannot name")),
+            Space::Local | Space::Const => Ok(sym.offset),
             Space::Global => self
                 .mem
                 .module_global(sym.offset)

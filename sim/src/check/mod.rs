@@ -218,6 +218,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             record_async: i == 0 && uses_async,
             parallel: Default::default(),
             sample: None,
+            lines: false,
         };
         let r = crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts);
         shown.set(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
@@ -336,6 +337,7 @@ pub fn check(manifest: &Path, o: &CheckOptions) -> Result<CheckReport, RunError>
             record_async: false,
             parallel: Default::default(),
             sample: None,
+            lines: false,
         };
         match crate::run::run_manifest_with(manifest, o.config.as_deref(), &sets, &opts) {
             Ok(out) => {

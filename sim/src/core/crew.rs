@@ -69,7 +69,7 @@ pub fn step_one(
 ) -> Stepped {
     if let Some(l) = last {
         if l + 1 < cycle {
-            sm.account_idle(l + 1, cycle - l - 1);
+            sm.account_idle(l + 1, cycle - l - 1, sh.prog);
         }
     }
     let mut own_epoch = epoch_start;

@@ -37,6 +37,8 @@ pub struct LaunchSpec {
     pub parallel: super::crew::Parallel,
     /// Sampled simulation (`core::sample`): skip steady-state waves, predict their cycles.
     pub sample: Option<super::sample::SampleSpec>,
+    /// Count issues and stalls per instruction: the source view (`KernelStats::source`).
+    pub lines: bool,
 }
 
 /// What a completed launch produced.
@@ -142,7 +144,8 @@ pub fn run_launch_observed(
     // In u64: a static segment of 4 GiB or more must not wrap to a small one. It fits u32
     // once `check_fits` has compared it with `sm.shared_bytes`. The dynamic window follows the
     // static data at its declared alignment.
-    let window = prog.module.dynamic_shared_offset();
+    let layout = prog.shared_layout(spec.entry);
+    let window = layout.dynamic_offset;
     let shared_needed = window + u64::from(spec.dynamic_shared);
     // `l1.carveout: driver`: this launch's L1/shared split, applied to the config every SM
     // and occupancy check of the launch reads.
@@ -197,6 +200,7 @@ pub fn run_launch_observed(
         grid: spec.grid,
         block: spec.block,
         static_shared,
+        shared: layout.clone(),
         dynamic_shared: spec.dynamic_shared,
         kernel: entry.name.clone(),
         cluster,
@@ -218,6 +222,11 @@ pub fn run_launch_observed(
         skip_tensor_math: spec.skip_tensor_math,
     };
     let mut sms: Vec<Sm> = (0..cfg.sm.count).map(|i| Sm::new(i, cfg)).collect();
+    if spec.lines {
+        for sm in &mut sms {
+            sm.collect_lines(prog.inst_count(), cfg.sm.warp_size);
+        }
+    }
     for sm in &mut sms {
         if spec.trace {
             sm.add_hook(Box::<TraceHook>::default());
@@ -267,6 +276,10 @@ pub fn run_launch_observed(
     // The core clock and the power model's intervals (`power::governor`).
     // (The DRAM channels start at `Config::start_mhz`: `DramChannel::new`.)
     let mut governor = crate::power::Governor::new(cfg);
+    let mut timeline = trace.timeline().map(|t| {
+        let mhz = f64::from(governor.mhz());
+        super::timeline_tap::TimelineTap::begin(t, &mut sms, cfg, &geom.kernel, mhz)
+    });
     // Made after the first dispatch, which fills every slot the launch can use: one wave.
     let mut sampler: Option<super::sample::Sampler> = None;
     // Whatever the outcome, dirty data is written back for the host (`end_of_launch`).
@@ -311,7 +324,7 @@ pub fn run_launch_observed(
                             let (cta, warps) = make_cta(
                                 prog, cfg, spec, linear, n_warps, threads, regs, shared, spare,
                             );
-                            let slot = sms[i].launch_cta(cta, warps);
+                            let slot = sms[i].launch_cta(cta, warps, cycle);
                             peers.push((i as u32, slot, linear));
                             wake[i] = cycle;
                         }
@@ -333,7 +346,7 @@ pub fn run_launch_observed(
                             let (cta, warps) = make_cta(
                                 prog, cfg, spec, next_cta, n_warps, threads, regs, shared, spare,
                             );
-                            sms[sm_i].launch_cta(cta, warps);
+                            sms[sm_i].launch_cta(cta, warps, cycle);
                             wake[sm_i] = cycle;
                             next_cta += 1;
                             tried = 0;
@@ -473,6 +486,9 @@ pub fn run_launch_observed(
                 // Every SM was stepped at most once this cycle: their events, taken in id order,
                 // are in (cycle, SM) order.
                 drain_events(&mut sms, trace);
+                if let (Some(tap), Some(sink)) = (timeline.as_mut(), trace.timeline()) {
+                    tap.after_cycle(sink, &mut sms, cycle, f64::from(governor.mhz()));
+                }
                 deliver(
                     &mut outbox,
                     &mut sms,
@@ -561,12 +577,20 @@ pub fn run_launch_observed(
         Err(f) => {
             for (i, sm) in sms.iter_mut().enumerate() {
                 match last[i] {
-                    Some(l) if l < cycle && !sm.is_idle() => sm.account_idle(l + 1, cycle - l),
+                    Some(l) if l < cycle && !sm.is_idle() => {
+                        sm.account_idle(l + 1, cycle - l, prog)
+                    }
                     _ => {}
                 }
             }
             (cycle + 1, Some(f))
         }
+    };
+    if let (Some(tap), Some(sink)) = (timeline.as_mut(), trace.timeline()) {
+        if let Some(f) = &fault {
+            sink.fault(cycles.saturating_sub(1), f.kind.name());
+        }
+        tap.end(sink, &mut sms, cycles, f64::from(governor.mhz()));
     };
     let wall = started.elapsed().as_secs_f64();
     let mut stats = KernelStats::collect(
@@ -579,6 +603,8 @@ pub fn run_launch_observed(
     );
     stats.fault = fault.as_ref().map(|f| f.kind.name());
     stats.l1_split = split;
+    stats.source = sum_line_counters(&mut sms)
+        .map(|c| crate::stats::source::SourceView::build(prog, spec.entry, &c));
     // A sampled launch's cycles are the prediction; its other counters cover what ran.
     if let Some(s) = &sampler {
         let report = s.report(cycles, stats.counters.warp_instructions);
@@ -748,44 +774,61 @@ fn sm_scope(cfg: &Config) -> crate::stats::Scope {
     }
 }
 
-/// The module's static `.shared` variables must fit an SM's shared memory (`sm.shared_bytes`):
-/// every CTA of every kernel of the module holds them, so one that cannot fit is bad input
-/// (exit 2, at its declaration), not a fault of a running kernel.
+/// The SMs' per-instruction counters summed (None: not collected).
+fn sum_line_counters(sms: &mut [Sm]) -> Option<crate::stats::lines::LineCounters> {
+    let mut it = sms.iter_mut().filter_map(|s| s.line_counters());
+    let mut total = it.next()?;
+    for c in it {
+        total.add(&c);
+    }
+    Some(total)
+}
+
+/// Each kernel's static `.shared` variables must fit an SM's shared memory
+/// (`sm.shared_bytes`): every CTA of the kernel holds them, so one that cannot fit is bad input
+/// (exit 2, at its declaration), not a fault of a running kernel. ptxas refuses such an entry
+/// ("Entry function uses too much shared data").
 pub fn check_static_shared(prog: &Program, cfg: &Config) -> Result<(), gpusim_isa::PtxError> {
     let limit = u64::from(cfg.sm.shared_bytes);
     let m = &prog.module;
-    if m.shared_bytes <= limit {
-        return Ok(());
-    }
-    let over = m
-        .symbols
-        .iter()
-        .filter(|s| s.space == gpusim_isa::Space::Shared && !s.is_extern)
-        .filter(|s| s.offset + s.size() > limit)
-        .min_by_key(|s| s.offset);
-    let (line, col, what) = match over {
-        Some(s) => (
-            s.span.line,
-            s.span.col,
-            format!(
-                "`.shared` variable `{}` ({} bytes at offset {})",
-                s.name,
-                s.size(),
-                s.offset
+    for entry in (0..m.functions.len() as u32).map(FuncId) {
+        let layout = prog.shared_layout(entry);
+        if layout.static_bytes <= limit {
+            continue;
+        }
+        let over = m
+            .symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.space == gpusim_isa::Space::Shared && !s.is_extern)
+            .filter_map(|(i, s)| Some((s, layout.offset(gpusim_isa::SymbolId(i as u32))?)))
+            .filter(|(s, at)| at + s.size() > limit)
+            .min_by_key(|&(_, at)| at);
+        let kernel = &m.function(entry).name;
+        let (line, col, what) = match over {
+            Some((s, at)) => (
+                s.span.line,
+                s.span.col,
+                format!(
+                    "`.shared` variable `{}` ({} bytes at offset {at} in kernel `{kernel}`)",
+                    s.name,
+                    s.size(),
+                ),
             ),
-        ),
-        None => (0, 0, "the module's `.shared` variables".to_string()),
-    };
-    Err(gpusim_isa::PtxError {
-        file: m.file.clone(),
-        line,
-        col,
-        text: String::new(),
-        message: format!(
-            "{what} does not fit in shared memory: the module's static shared data takes {} bytes, an SM has {limit} (sm.shared_bytes)",
-            m.shared_bytes
-        ),
-    })
+            None => (0, 0, format!("kernel `{kernel}`'s `.shared` variables")),
+        };
+        return Err(gpusim_isa::PtxError {
+            file: m.file.clone(),
+            line,
+            col,
+            text: String::new(),
+            message: format!(
+                "{what} does not fit in shared memory: the kernel's static shared data takes {} bytes, an SM has {limit} (sm.shared_bytes)",
+                layout.static_bytes
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]

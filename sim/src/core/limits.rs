@@ -197,7 +197,7 @@ fn check_fits(
         ));
     }
     // The dynamic window starts after the static data, at its declared alignment.
-    let static_shared = prog.module.dynamic_shared_offset();
+    let static_shared = prog.shared_layout(entry).dynamic_offset;
     let shared = static_shared + s.dynamic_shared as u64;
     if shared > sm.shared_bytes as u64 {
         return Err(limit(

@@ -23,6 +23,7 @@ pub mod sample;
 pub mod sched;
 pub mod sm;
 pub mod subpart;
+pub mod timeline_tap;
 pub mod tma_job;
 pub mod warp;
 pub mod wgmma_state;

@@ -412,6 +412,16 @@ impl PendingMemory {
         })
     }
 
+    /// The warp slot, origin and issue cycle of the instruction operation `tag` belongs to,
+    /// if it is still in flight (the timeline's memory slices).
+    pub fn started(&self, tag_: u64) -> Option<(usize, Origin, u64)> {
+        let (e, serial, _) = untag(tag_);
+        self.inflight
+            .get(e)
+            .filter(|p| p.serial & 0xFFFF_FFFF == serial)
+            .map(|p| (p.slot, p.origin, p.issued))
+    }
+
     /// The warp slot and origin of the instruction operation `tag` belongs to, if it is still
     /// in flight.
     pub fn origin(&mut self, tag_: u64) -> Option<(usize, Origin)> {

@@ -217,8 +217,9 @@ pub enum Loc {
     KernelParam(u64),
     /// Offset in the current activation's per-thread frame (local memory).
     Frame(u64),
-    /// Offset in the CTA's shared memory (dynamic shared when `dynamic`).
-    Shared { offset: u64, dynamic: bool },
+    /// In the CTA's shared memory, where the launched kernel's layout places it
+    /// (`LaunchGeom::shared`).
+    Shared,
     /// Absolute global address (set when the module's globals are allocated).
     Global(u64),
     /// Offset in the constant segment.
@@ -269,6 +270,11 @@ pub struct Program {
     pub module: Module,
     pub funcs: Vec<PreparedFn>,
     pub locs: Vec<Loc>,
+    /// Each kernel's shared segment, by function id (empty for a `.func`).
+    pub shared: Vec<SharedLayout>,
+    /// Per function: the index of its first instruction in the module's instructions laid end
+    /// to end (`inst_index`), and their count last.
+    inst_base: Vec<u32>,
     /// Static reconvergence facts of the tokenised functions (IPDOMs, break targets,
     /// thread-frontier priorities) for the reconvergence policies.
     pub reconv: crate::simt::ProgramInfo,
@@ -313,10 +319,7 @@ impl Program {
             .iter()
             .map(|s| match s.space {
                 Space::Param | Space::Local => Loc::Frame(s.offset),
-                Space::Shared => Loc::Shared {
-                    offset: s.offset,
-                    dynamic: s.is_extern,
-                },
+                Space::Shared => Loc::Shared,
                 Space::Const => Loc::Const(s.offset),
                 Space::Global | Space::Generic => Loc::Global(s.offset),
             })
@@ -326,15 +329,56 @@ impl Program {
                 locs[p.symbol.0 as usize] = Loc::KernelParam(module.symbol(p.symbol).offset);
             }
         }
+        let shared = (0..module.functions.len() as u32)
+            .map(FuncId)
+            .map(|f| match module.function(f).kind {
+                FuncKind::Entry => module.shared_layout(f),
+                FuncKind::Func => SharedLayout::default(),
+            })
+            .collect();
+        let inst_base = std::iter::once(0)
+            .chain(module.functions.iter().scan(0u32, |n, f| {
+                *n += f.body.len() as u32;
+                Some(*n)
+            }))
+            .collect();
         let reconv = crate::simt::ProgramInfo::analyze(&module);
         let member_mask_waits = sm_version(&module.target).is_some_and(|v| v >= 70);
         Ok(Program {
             module,
             funcs,
             locs,
+            shared,
+            inst_base,
             reconv,
             member_mask_waits,
         })
+    }
+
+    /// Instruction `pc` of `func` numbered across the module (per-instruction counters,
+    /// `stats::lines`).
+    #[inline]
+    pub fn inst_index(&self, func: FuncId, pc: Pc) -> u32 {
+        self.inst_base[func.0 as usize] + pc
+    }
+
+    /// Instructions in the module (after token insertion).
+    pub fn inst_count(&self) -> u32 {
+        *self
+            .inst_base
+            .last()
+            .expect("one entry per function and the total")
+    }
+
+    /// The function and pc of module-wide instruction `i` (`inst_index`'s inverse).
+    pub fn inst_at(&self, i: u32) -> (FuncId, Pc) {
+        let f = self.inst_base.partition_point(|&b| b <= i) - 1;
+        (FuncId(f as u32), i - self.inst_base[f])
+    }
+
+    /// Where kernel `entry`'s `.shared` variables and dynamic window live in a CTA.
+    pub fn shared_layout(&self, entry: FuncId) -> &SharedLayout {
+        &self.shared[entry.0 as usize]
     }
 
     /// Rebase module globals once their segment is allocated at `base`.

@@ -15,7 +15,9 @@ use super::sched::{checked_pick, not_selected, Candidate};
 use super::subpart::SubPartition;
 use super::warp::{Warp, WarpState};
 use crate::config::Config;
+use crate::stats::lines::{Line, LineCounters, ParkedLines};
 use crate::stats::{SmStats, Stall};
+use crate::timeline::SmTimeline;
 pub use report::Wait;
 use stages::{classify, next_unit, Picked};
 
@@ -41,6 +43,11 @@ pub struct Sm {
     part_regs: Vec<u32>,
     pub used_shared: u32,
     pub stats: SmStats,
+    /// The source view's counters of issues and unparked stalls, when collected
+    /// (`collect_lines`; parked stalls: `Parked::lines`).
+    pub(super) lines: Option<Box<LineCounters>>,
+    /// The timeline's recorder, when one is written (`record_timeline`).
+    pub(super) timeline: Option<Box<SmTimeline>>,
     /// This SM's L1, MSHRs and shared-memory bank locks (`mem::hierarchy`).
     pub mem: crate::mem::hierarchy::SmMemory,
     /// Observers of the issue path (`sm::hooks`: the warp trace, the checker's recorder).
@@ -126,6 +133,8 @@ impl Sm {
             part_regs: vec![0; cfg.sm.schedulers as usize],
             used_shared: 0,
             stats: SmStats::default(),
+            lines: None,
+            timeline: None,
             mem: crate::mem::hierarchy::SmMemory::new(cfg),
             hooks: Default::default(),
             order: 0,
@@ -136,6 +145,112 @@ impl Sm {
             outbox: Vec::new(),
             deferred: Vec::with_capacity(cfg.sm.schedulers as usize * 2),
             pending: PendingMemory::default(),
+        }
+    }
+
+    /// Count issues and stalls per instruction (`stats::lines`) for a module of
+    /// `instructions` instructions.
+    pub fn collect_lines(&mut self, instructions: u32, warp_size: u32) {
+        let counters = LineCounters::new(instructions, warp_size);
+        let (slots, parts) = (self.warps.len(), self.parts.len());
+        self.parked.lines = Some(ParkedLines::new(slots, parts, counters.clone()));
+        self.lines = Some(Box::new(counters));
+    }
+
+    /// Record this SM's warp states and CTAs for the timeline (`crate::timeline`), and with
+    /// `memory` its memory requests.
+    pub fn record_timeline(&mut self, memory: bool) {
+        let mut t = SmTimeline::new(self.warps.len(), self.ctas.len());
+        t.set_memory(memory);
+        self.timeline = Some(Box::new(t));
+    }
+
+    /// The timeline records since the last call (`finish_at`: the launch ended then, close
+    /// whatever is open first).
+    pub fn take_timeline(
+        &mut self,
+        finish_at: Option<u64>,
+        out: &mut Vec<crate::timeline::Record>,
+    ) {
+        if let Some(t) = &mut self.timeline {
+            if let Some(c) = finish_at {
+                t.finish(c);
+            }
+            out.extend(t.drain());
+        }
+    }
+
+    /// The timeline's slice of memory request `tag`, completing at `at`: from its
+    /// instruction's issue, on its warp's track, named by the instruction.
+    fn record_request(&mut self, tag: u64, at: u64, prog: &Program) {
+        let Some((slot, origin, issued)) = self.pending.started(tag) else {
+            return;
+        };
+        let f = prog.module.function(gpusim_isa::FuncId(origin.func));
+        let Some(inst) = f.body.get(origin.pc as usize) else {
+            return;
+        };
+        let name = format!(
+            "line {}: {}",
+            inst.span.line,
+            gpusim_isa::print::inst_to_ptx(&prog.module, f, inst)
+        );
+        if let Some(t) = &mut self.timeline {
+            t.request(slot, tag, name, issued, at.max(issued + 1));
+        }
+    }
+
+    /// Resident warps now (the timeline's `active warps` counter).
+    pub fn resident_warps(&self) -> u32 {
+        self.used_warps
+    }
+
+    /// This SM's per-instruction counters so far, parked warps' stalls included.
+    pub fn line_counters(&mut self) -> Option<LineCounters> {
+        self.parked.settle_lines();
+        let mut out = (**self.lines.as_ref()?).clone();
+        if let Some(p) = &self.parked.lines {
+            out.add(&p.counters);
+        }
+        Some(out)
+    }
+
+    /// The instruction warp `slot` waits to issue, for the source view (None: finished,
+    /// or no view collected).
+    #[inline]
+    fn waiting_line(&self, slot: usize, prog: &Program) -> Line {
+        self.lines.as_ref()?;
+        let w = self.warps[slot].as_ref()?;
+        (w.state != WarpState::Completed).then(|| prog.inst_index(w.func(), w.pc()))
+    }
+
+    /// Charge `n` warp-cycles of stall `s` to the instruction warp `slot` waits to issue.
+    #[inline]
+    fn line_stall(&mut self, slot: usize, s: Stall, n: u64, prog: &Program) {
+        if self.lines.is_some() {
+            let line = self.waiting_line(slot, prog);
+            if let Some(l) = &mut self.lines {
+                l.stall(line, s, n);
+            }
+        }
+    }
+
+    /// The source view's and the timeline's share of a pick: `Issued` for the picked warp
+    /// (at its instruction), `NotSelected` for every other ready candidate.
+    fn record_pick(&mut self, picked: usize, prog: &Program, cycle: u64) {
+        for i in 0..self.cands.len() {
+            let c = self.cands[i];
+            if c.ready {
+                let s = if c.slot == picked {
+                    Stall::Issued
+                } else {
+                    Stall::NotSelected
+                };
+                self.line_stall(c.slot, s, 1, prog);
+                if let Some(t) = &mut self.timeline {
+                    t.observe(c.slot, s, cycle);
+                }
+            }
         }
     }
 
@@ -195,7 +310,7 @@ impl Sm {
 
     /// Make a CTA resident: place it and its warps in free slots.
     /// Make a CTA resident; returns its slot.
-    pub fn launch_cta(&mut self, mut cta: Cta, warps: Vec<Warp>) -> usize {
+    pub fn launch_cta(&mut self, mut cta: Cta, warps: Vec<Warp>, cycle: u64) -> usize {
         let cslot = self
             .ctas
             .iter()
@@ -223,6 +338,9 @@ impl Sm {
             debug_assert!(!self.parked.is_parked(slot));
             self.resident.set(slot);
             self.warps[slot] = Some(w);
+        }
+        if let Some(t) = &mut self.timeline {
+            t.cta_start(cslot, cta.ctaid, cycle);
         }
         self.ctas[cslot] = Some(cta);
         self.stats.max_resident_warps = self.stats.max_resident_warps.max(self.used_warps as u64);
@@ -290,10 +408,17 @@ impl Sm {
                         if let Some(t) = wake {
                             res.wake_by(t);
                         }
-                        if self.parked.park(slot, stall, wake) {
+                        if let Some(t) = &mut self.timeline {
+                            t.observe(slot, stall, cycle);
+                        }
+                        let line = self.waiting_line(slot, sh.prog);
+                        if self.parked.park(slot, stall, wake, line) {
                             continue;
                         }
                         self.stats.stall(stall, 1);
+                        if let Some(l) = &mut self.lines {
+                            l.stall(line, stall, 1);
+                        }
                         // stalled but schedulable later: policies such as two-level track them
                         if !matches!(stall, Stall::Barrier | Stall::Finished) {
                             let long_wait = stall == Stall::ScoreboardLong;
@@ -314,6 +439,9 @@ impl Sm {
             self.stats
                 .stall(Stall::NotSelected, not_selected(&self.cands));
             self.stats.stall(Stall::Issued, 1);
+            if self.lines.is_some() || self.timeline.is_some() {
+                self.record_pick(slot, sh.prog, cycle);
+            }
             res.issued += 1;
             // Two places per pick: a dual issue's second instruction takes the odd one.
             let p = Picked {
@@ -328,7 +456,7 @@ impl Sm {
             }
             self.issue_picked(p, cycle, sh, None, epoch, &mut res)?;
         }
-        res.ctas_completed = self.retire_completed_ctas();
+        res.ctas_completed = self.retire_completed_ctas(cycle);
         Ok(res)
     }
 
@@ -361,7 +489,18 @@ impl Sm {
                             w.fence_from.get_or_insert(cycle);
                         }
                     }
-                    self.stats.unissue(held.why);
+                    // A dual issue's second instruction took no warp-cycle of its own: the
+                    // first issued in it.
+                    if !d.second {
+                        self.stats.unissue(held.why);
+                        let line = self.waiting_line(d.picked.slot, sh.prog);
+                        if let Some(l) = &mut self.lines {
+                            l.unissue(line, held.why);
+                        }
+                        if let Some(t) = &mut self.timeline {
+                            t.amend(d.picked.slot, held.why, cycle);
+                        }
+                    }
                     continue;
                 }
             }
@@ -406,7 +545,7 @@ impl Sm {
         }
         self.deferred = deferred;
         self.deferred.clear();
-        res.ctas_completed = self.retire_completed_ctas();
+        res.ctas_completed = self.retire_completed_ctas(cycle);
         Ok(res)
     }
 
@@ -451,6 +590,9 @@ impl Sm {
     ) -> bool {
         let mut wake = false;
         for c in completions {
+            if self.timeline.as_ref().is_some_and(|t| t.memory()) {
+                self.record_request(c.tag, c.at, sh.prog);
+            }
             let done = self
                 .pending
                 .complete(c.tag, c.txn, c.at, &mut self.warps, sh.prog);
@@ -666,7 +808,7 @@ impl Sm {
 
     /// Account for `n` skipped cycles from `cycle` on, in which no warp can issue: each warp
     /// stays in the state it is in now (the skip ends at the earliest wake-up of any warp).
-    pub fn account_idle(&mut self, cycle: u64, n: u64) {
+    pub fn account_idle(&mut self, cycle: u64, n: u64, prog: &Program) {
         self.stats.energy.active_cycles += n;
         let n_parts = self.parts.len();
         for (slot, w) in self.warps.iter().enumerate() {
@@ -687,13 +829,49 @@ impl Sm {
             };
             self.stats.stall(stall, n);
         }
+        if self.lines.is_some() || self.timeline.is_some() {
+            self.account_idle_lines(cycle, n, prog);
+        }
         for s in 0..n_parts {
             self.parked.charge(s, n, &mut self.stats);
         }
     }
 
+    /// `account_idle`'s share of the source view and the timeline: the unparked warps' `n`
+    /// cycles at the instructions they wait to issue, their states from `cycle` on (kept out of
+    /// the loop above, which runs without them).
+    fn account_idle_lines(&mut self, cycle: u64, n: u64, prog: &Program) {
+        let n_parts = self.parts.len();
+        let mut at = self.resident.next(0);
+        while let Some(slot) = at {
+            at = self.resident.next(slot + 1);
+            if self.parked.is_parked(slot) {
+                continue;
+            }
+            let Some(w) = &self.warps[slot] else { continue };
+            let stall = match classify(w, &self.parts[slot % n_parts], cycle) {
+                Ok(()) => Stall::PipeBusy,
+                Err((s, _)) => s,
+            };
+            let line = self.waiting_line(slot, prog);
+            if let Some(l) = &mut self.lines {
+                l.stall(line, stall, n);
+            }
+            if let Some(t) = &mut self.timeline {
+                t.observe(slot, stall, cycle);
+            }
+        }
+    }
+
     fn apply_release(&mut self, rel: Release, cycle: u64, sh: &Shared, epoch: &mut u64) {
         *epoch += 1;
+        if let Some(t) = &mut self.timeline {
+            let cta = rel.warps.first().and_then(|(s, _)| self.warps[*s].as_ref());
+            if let Some(w) = cta {
+                let name = format!("barrier {} released", rel.barid);
+                t.instant(crate::timeline::Track::Cta(w.cta as u32), name, cycle);
+            }
+        }
         for (slot, red) in rel.warps {
             self.parked.unpark(slot);
             let Some(w) = self.warps[slot].as_mut() else {
@@ -762,7 +940,7 @@ impl Sm {
 
     /// Retire the CTAs whose warps have all completed, at the end of a cycle (so every warp is
     /// accounted for in every cycle it was resident); returns how many retired.
-    fn retire_completed_ctas(&mut self) -> u32 {
+    fn retire_completed_ctas(&mut self, cycle: u64) -> u32 {
         if self.ctas_done == 0 {
             return 0;
         }
@@ -777,6 +955,13 @@ impl Sm {
             }
             let cta = self.ctas[cslot].take().unwrap();
             self.forget_cta(cslot);
+            // Resident through this cycle.
+            if let Some(t) = &mut self.timeline {
+                t.cta_end(cslot, cycle + 1);
+                for &s in &cta.warps {
+                    t.close(s, cycle + 1);
+                }
+            }
             let n_parts = self.parts.len();
             for s in &cta.warps {
                 self.parked.unpark(*s);

@@ -57,7 +57,7 @@ pub fn ctas_per_sm(cfg: &Config, prog: &Program, entry: FuncId, launch: &LaunchS
     let regs_per_warp = crate::core::gpu::regs_per_thread(prog, cfg, entry)
         .saturating_mul(sm.warp_size)
         .max(1);
-    let shared = u32::try_from(prog.module.dynamic_shared_offset())
+    let shared = u32::try_from(prog.shared_layout(entry).dynamic_offset)
         .unwrap_or(u32::MAX)
         .saturating_add(launch.dynamic_shared);
     let by_shared = sm.shared_bytes.checked_div(shared).unwrap_or(u32::MAX);

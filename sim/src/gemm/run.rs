@@ -186,6 +186,7 @@ pub fn run_size(
         parallel: opts.parallel,
         // A verified size needs every CTA's output.
         sample: opts.sample.filter(|_| !verify),
+        lines: false,
     };
     limits(spec, cfg, &prog, entry, size, grid)?;
     let ctas_per_sm = super::metrics::ctas_per_sm(cfg, &prog, entry, &launch);

@@ -4,7 +4,9 @@
 //! `thread_instructions`, `ipc`, `stalls`, `simd_efficiency`, `wall_seconds`,
 //! `warp_instructions_per_second`, then `kernels` and `sms`, and `memory`) stay stable.
 
+pub mod lines;
 pub mod memory_system;
+pub mod source;
 pub mod trace;
 pub use memory_system::MemorySystemReport;
 
@@ -479,6 +481,10 @@ pub struct KernelStats {
     pub sample: Option<crate::core::sample::SampleReport>,
     /// The core clock over the launch and the simulated time (`power::governor`).
     pub clock: crate::power::ClockReport,
+    /// Per PTX line: issues, lanes and stalls (`stats::source`; collected with
+    /// `--stats-json`, `LaunchSpec::lines`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<source::SourceView>,
     /// Energy and power (configs with a `power` section).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power: Option<crate::power::PowerReport>,
@@ -597,6 +603,7 @@ impl KernelStats {
             sample: None,
             clock: Default::default(),
             power: None,
+            source: None,
             sms: reports,
             raw: total,
         }

@@ -53,6 +53,11 @@ impl fmt::Display for WarpEvent {
 /// order within an SM's cycle).
 pub trait TraceSink {
     fn event(&mut self, e: WarpEvent);
+
+    /// Where the timeline goes, when this run writes one (`crate::timeline`).
+    fn timeline(&mut self) -> Option<&mut dyn crate::timeline::TimelineSink> {
+        None
+    }
 }
 
 /// Events kept in memory (`RunOutput::events`, for tests and `gpusim check`).

@@ -41,12 +41,19 @@ fn the_dynamic_shared_window_honours_its_alignment() {
                 ".shared .align 8 .b8 bars[{statics}];\n.extern .shared .align {align} .b8 dyn[];"
             )
         };
-        let body = "  mov.u32 %r1, dyn;\n  mov.u32 %r2, %total_smem_size;\n  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n  st.global.u32 [%rd1], %r1;\n  st.global.u32 [%rd1+4], %r2;\n  mov.u32 %r3, 7;\n  st.shared.u32 [%r1], %r3;";
+        // The kernel names its barriers (a variable no function of the kernel names is not
+        // in its segment, `Module::shared_layout`).
+        let names_bars = if statics == 0 {
+            ""
+        } else {
+            "  mov.u32 %r4, bars;\n"
+        };
+        let body = names_bars.to_string() + "  mov.u32 %r1, dyn;\n  mov.u32 %r2, %total_smem_size;\n  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n  st.global.u32 [%rd1], %r1;\n  st.global.u32 [%rd1+4], %r2;\n  mov.u32 %r3, 7;\n  st.shared.u32 [%r1], %r3;";
         let m = kernel(
             &dir,
             &decls,
             ".param .u64 out",
-            body,
+            &body,
             "    shared_bytes: 256\n    args: [OUT]",
             "  OUT: { dtype: u32, shape: [2], init: zeros }",
         );
@@ -89,6 +96,71 @@ fn static_shared_variables_sit_at_their_alignment() {
         .take(5)
         .collect();
     assert_eq!(got, [0, 16, 24, 32, 256]);
+}
+
+/// Issue 14: a module's `.shared` variables were laid out once for the module, so every
+/// kernel's CTAs held every kernel's arrays. ptxas gives each kernel its own segment of the
+/// variables it and its callees name. Kernel `b` here finds its arrays from offset 0 and fits
+/// 40000 bytes of dynamic shared memory on the tiny config (48 KiB per SM), which it did not
+/// while kernel `a`'s 40000-byte array was charged to it too.
+#[test]
+fn a_kernel_holds_only_its_own_shared_variables() {
+    let dir = temp_dir("per-kernel-shared");
+    let ptx = r#".version 8.0
+.target sm_90a
+.address_size 64
+.shared .align 4 .b8 big[40000];
+.shared .align 8 .b8 small[60];
+.shared .align 16 .b8 in_callee[16];
+.extern .shared .align 16 .b8 dyn[];
+.func (.param .b32 ret) where_callee()
+{
+  .reg .b32 %r<2>;
+  mov.u32 %r1, in_callee;
+  st.param.b32 [ret], %r1;
+  ret;
+}
+.visible .entry a(.param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, big;
+  mov.u32 %r2, 5;
+  st.shared.u32 [%r1+39996], %r2;
+  ret;
+}
+.visible .entry b(.param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, small;
+  { .param .b32 r; call (r), where_callee, (); ld.param.b32 %r2, [r]; }
+  mov.u32 %r3, dyn;
+  mov.u32 %r4, %total_smem_size;
+  st.global.u32 [%rd1], %r1;
+  st.global.u32 [%rd1+4], %r2;
+  st.global.u32 [%rd1+8], %r3;
+  st.global.u32 [%rd1+12], %r4;
+  mov.u32 %r5, 9;
+  st.shared.u32 [%r3+39996], %r5;
+  ld.shared.u32 %r6, [%r3+39996];
+  st.global.u32 [%rd1+16], %r6;
+  ret;
+}
+"#;
+    std::fs::write(dir.join("k.ptx"), ptx).unwrap();
+    let yaml = "kernel: k.ptx\nlaunches:\n  - entry: a\n    grid: [2, 1, 1]\n    block: [32, 1, 1]\n    args: [OUT]\n  - entry: b\n    grid: [2, 1, 1]\n    block: [32, 1, 1]\n    shared_bytes: 40000\n    args: [OUT]\nbuffers:\n  OUT: { dtype: u32, shape: [6], init: zeros }\n";
+    std::fs::write(dir.join("k.yaml"), yaml).unwrap();
+    let out = run_manifest(&dir.join("k.yaml"), Some(&config_path("tiny")), &[]).unwrap();
+    let got: Vec<u64> = words(&out, "OUT")
+        .iter()
+        .flat_map(|w| [w & 0xFFFF_FFFF, w >> 32])
+        .take(5)
+        .collect();
+    // small at 0, the callee's array at 64, the window at 80; 80 + 40000 bytes in all.
+    assert_eq!(got, [0, 64, 80, 40080, 9]);
 }
 
 /// The third-party warp-specialised GEMM (NVRTC, compute_90a; traces/tensor/gen_ws_nvrtc.py):

@@ -128,7 +128,11 @@ impl<'a> ModuleParser<'a> {
                         targets: Vec::new(),
                     }
                 }
-                None => Callee::Direct(self.func_id(n, Some(*s))),
+                None => {
+                    let id = self.func_id(n, Some(*s));
+                    b.callees.insert(id);
+                    Callee::Direct(id)
+                }
             },
             other => return Err(self.c.err(other.span(), "expected a function name")),
         };

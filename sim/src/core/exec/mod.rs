@@ -32,8 +32,10 @@ pub struct LaunchGeom {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     /// Where the dynamic shared window starts: the static data, padded to the window's
-    /// declared alignment.
+    /// declared alignment (`shared.dynamic_offset`).
     pub static_shared: u32,
+    /// Where the kernel's `.shared` variables live (`Module::shared_layout`).
+    pub shared: SharedLayout,
     pub dynamic_shared: u32,
     pub kernel: String,
     /// The cluster shape (1, 1, 1 without clusters) and whether the launch named one.
@@ -335,12 +337,12 @@ impl<'a> ExecEnv<'a> {
             Loc::KernelParam(o) | Loc::Const(o) | Loc::Global(o) => o,
             Loc::Frame(o) => w.frame().local_base as u64 + o,
             // sm_90 shared addresses carry the CTA's cluster rank (`core::cluster`).
-            Loc::Shared { offset, dynamic } => {
-                let offset = if dynamic {
-                    self.geom.static_shared as u64
-                } else {
-                    offset
-                };
+            Loc::Shared => {
+                // Every `.shared` variable a thread of the kernel can name has a place
+                // (`Module::reachable_functions`).
+                let offset = self.geom.shared.offset(s);
+                debug_assert!(offset.is_some(), "a `.shared` variable outside the kernel");
+                let offset = offset.unwrap_or(0);
                 if self.in_cluster() {
                     crate::core::cluster::arch_addr(self.cluster_rank(), offset)
                 } else {

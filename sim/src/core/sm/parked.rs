@@ -20,6 +20,7 @@
 //! demotion) runs.
 
 use crate::bits::BitSet;
+use crate::stats::lines::{Line, ParkedLines};
 use crate::stats::{SmStats, Stall};
 
 /// Which warp slots of an SM are parked, until when and in which stall, and how many in each
@@ -37,6 +38,8 @@ pub(super) struct Parked {
     /// Per partition, bit `stall` set while its count is not zero (`charge` visits those).
     kinds: Vec<u16>,
     n_parts: usize,
+    /// The per-instruction source view's share of the parked stalls, when collected.
+    pub lines: Option<ParkedLines>,
 }
 
 impl Parked {
@@ -49,6 +52,7 @@ impl Parked {
             counts: vec![[0; Stall::ALL.len()]; n_parts.max(1)],
             kinds: vec![0; n_parts.max(1)],
             n_parts: n_parts.max(1),
+            lines: None,
         }
     }
 
@@ -63,10 +67,10 @@ impl Parked {
         self.until[slot]
     }
 
-    /// Park warp `slot`, found in `stall` until `wake` (None: until an event), if this SM
-    /// parks; returns whether it did.
+    /// Park warp `slot`, found in `stall` until `wake` (None: until an event) waiting to
+    /// issue `line`, if this SM parks; returns whether it did.
     #[inline]
-    pub fn park(&mut self, slot: usize, stall: Stall, wake: Option<u64>) -> bool {
+    pub fn park(&mut self, slot: usize, stall: Stall, wake: Option<u64>, line: Line) -> bool {
         if !self.enabled {
             return false;
         }
@@ -75,17 +79,23 @@ impl Parked {
         self.stall[slot] = stall;
         self.until[slot] = wake.unwrap_or(u64::MAX);
         let part = slot % self.n_parts;
+        if let Some(l) = &mut self.lines {
+            l.park(slot, part, line);
+        }
         self.counts[part][stall as usize] += 1;
         self.kinds[part] |= 1 << stall as u16;
         true
     }
 
     /// Warp `slot` may change (or its wake-up came): the next step classifies it again.
-    #[inline]
+    #[inline(always)]
     pub fn unpark(&mut self, slot: usize) {
         if self.is_parked(slot) {
             self.bits.clear(slot);
             let (part, k) = (slot % self.n_parts, self.stall[slot] as usize);
+            if let Some(l) = &mut self.lines {
+                l.settle(slot, part, self.stall[slot]);
+            }
             self.counts[part][k] -= 1;
             if self.counts[part][k] == 0 {
                 self.kinds[part] &= !(1 << k);
@@ -98,6 +108,7 @@ impl Parked {
         if self.bits.is_empty() {
             return;
         }
+        self.settle_lines();
         self.bits.clear_all();
         self.counts
             .iter_mut()
@@ -105,9 +116,22 @@ impl Parked {
         self.kinds.iter_mut().for_each(|k| *k = 0);
     }
 
+    /// Settle every parked warp's share of the source view so far (they stay parked).
+    pub fn settle_lines(&mut self) {
+        let Some(l) = &mut self.lines else { return };
+        let mut at = self.bits.next(0);
+        while let Some(slot) = at {
+            l.settle(slot, slot % self.n_parts, self.stall[slot]);
+            at = self.bits.next(slot + 1);
+        }
+    }
+
     /// Charge partition `part`'s parked warps `n` cycles of their stalls.
-    #[inline]
-    pub fn charge(&self, part: usize, n: u64, stats: &mut SmStats) {
+    #[inline(always)]
+    pub fn charge(&mut self, part: usize, n: u64, stats: &mut SmStats) {
+        if let Some(l) = &mut self.lines {
+            l.charge(part, n);
+        }
         let mut kinds = self.kinds[part];
         while kinds != 0 {
             let k = kinds.trailing_zeros() as usize;
@@ -131,9 +155,9 @@ mod tests {
     #[test]
     fn parked_warps_are_charged_per_partition_until_unparked() {
         let mut p = Parked::new(8, 2, true);
-        assert!(p.park(0, Stall::ScoreboardLong, None));
-        assert!(p.park(2, Stall::ScoreboardLong, Some(40)));
-        assert!(p.park(3, Stall::Finished, None));
+        assert!(p.park(0, Stall::ScoreboardLong, None, None));
+        assert!(p.park(2, Stall::ScoreboardLong, Some(40), None));
+        assert!(p.park(3, Stall::Finished, None, None));
         assert!(p.is_parked(2) && !p.is_parked(1));
         assert_eq!((p.until(0), p.until(2)), (u64::MAX, 40));
         let mut s = SmStats::default();
@@ -153,7 +177,7 @@ mod tests {
     #[test]
     fn a_disabled_set_parks_nothing() {
         let mut p = Parked::new(4, 1, false);
-        assert!(!p.park(1, Stall::Barrier, None));
+        assert!(!p.park(1, Stall::Barrier, None, None));
         assert!(!p.is_parked(1));
     }
 }

@@ -84,6 +84,8 @@ struct IssueCtx<'a> {
     order: u32,
     cta: &'a mut Cta,
     stats: &'a mut SmStats,
+    /// The source view's counters, when collected.
+    lines: Option<&'a mut crate::stats::lines::LineCounters>,
     mem: &'a mut crate::mem::hierarchy::SmMemory,
     l2: Option<&'a mut crate::mem::hierarchy::Backend>,
     hooks: &'a mut Hooks,
@@ -196,6 +198,7 @@ impl Sm {
             warps,
             ctas,
             stats,
+            lines,
             id,
             mem,
             hooks,
@@ -213,6 +216,7 @@ impl Sm {
             order: p.order,
             cta,
             stats,
+            lines: lines.as_deref_mut(),
             mem,
             l2,
             hooks,
@@ -222,6 +226,11 @@ impl Sm {
         let r = issue_warp(ctx, w, &at, p.slot, cycle, sh, global, epoch, res);
         w.refresh_ready(sh.prog);
         let done = r?;
+        if let Some(t) = &mut self.timeline {
+            if let Some(name) = fence_name(&at.inst.op) {
+                t.instant(crate::timeline::Track::Warp(p.slot as u32), name, cycle);
+            }
+        }
         self.complete(p, held, done, cycle, sh, epoch, res);
         Ok(unit)
     }
@@ -528,6 +537,9 @@ fn write_back(
     ctx.stats.warp_instructions += 1;
     ctx.stats.thread_instructions += lanes;
     ctx.stats.lanes[lanes as usize] += 1;
+    if let Some(l) = ctx.lines.as_deref_mut() {
+        l.issue(sh.prog.inst_index(f, pc as u32), lanes as u32);
+    }
     count_energy_events(&mut ctx.stats.energy, at, lanes, deps);
     let mut done = IssueDone {
         passes: t.passes,
@@ -564,6 +576,15 @@ fn write_back(
         w.mem_done = w.mem_done.max(t.mem_end);
     }
     Ok(done)
+}
+
+/// A fence's name for the timeline's instants (None: not a fence).
+fn fence_name(op: &gpusim_isa::Op) -> Option<String> {
+    match op {
+        gpusim_isa::Op::Fence { level, .. } => Some(format!("fence {level:?}")),
+        gpusim_isa::Op::FenceProxyAsync { .. } => Some("fence.proxy.async".into()),
+        _ => None,
+    }
 }
 
 /// The power model's counts of one issued instruction (`power::EnergyEvents`): its lanes on
