@@ -849,6 +849,33 @@ fn timeline_is_a_chrome_trace_that_accounts_for_every_warp_cycle() {
             assert!(slices.iter().all(|(a, b, _)| *a >= 100 && *b <= 300));
         }
     }
+    // A config with a power model: the power counter once a control interval has closed.
+    let r = gpusim(&[
+        "run".as_ref(),
+        trace("traces/kernels/sgemm_tiled/sgemm_tiled.yaml").as_os_str(),
+        "--config".as_ref(),
+        root().join("configs/hopper-h100.yaml").as_os_str(),
+        "--set".as_ref(),
+        "clock.control_interval_us=1".as_ref(),
+        "--timeline".as_ref(),
+        tl.as_os_str(),
+        "--timeline-interval".as_ref(),
+        "500".as_ref(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).unwrap();
+    let watts: Vec<f64> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == "power W")
+        .map(|e| e["args"]["value"].as_f64().unwrap())
+        .collect();
+    assert!(
+        !watts.is_empty() && watts.iter().all(|w| *w > 0.0),
+        "{watts:?}"
+    );
     // Memory requests: a begin and an end per request, ids unique, ends after begins.
     let r = gpusim(&[
         "run".as_ref(),

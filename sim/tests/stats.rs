@@ -371,6 +371,34 @@ fn the_source_view_accounts_for_every_issue_and_warp_cycle() {
         };
         let plain = run(&Default::default(), "parked");
         let parked = run(&with_lines, "parked");
+        // Recording a timeline (every SM, memory requests too) changes nothing either.
+        let mut sink = Recorded::default();
+        let set = [("debug.classify".to_string(), "parked".to_string())];
+        let (timed, _) = gpusim::run::run_manifest_traced(
+            &trace(rel),
+            Some(&cfg),
+            &set,
+            &Default::default(),
+            &mut sink,
+        )
+        .unwrap();
+        assert!(sink.records > 0, "{rel}: no timeline records");
+        for (a, b) in timed.stats.kernels.iter().zip(&plain.stats.kernels) {
+            assert_eq!(
+                (
+                    a.counters.cycles,
+                    &a.counters.stalls,
+                    a.counters.warp_instructions
+                ),
+                (
+                    b.counters.cycles,
+                    &b.counters.stalls,
+                    b.counters.warp_instructions
+                ),
+                "{rel}: recording the timeline changed the run"
+            );
+        }
+        assert_eq!(timed.buffers, plain.buffers, "{rel}");
         let every = run(&with_lines, "every-cycle");
         for (i, k) in parked.stats.kernels.iter().enumerate() {
             let p = &plain.stats.kernels[i];
@@ -405,4 +433,37 @@ fn the_source_view_accounts_for_every_issue_and_warp_cycle() {
             assert!(v.lines.iter().all(|l| l.line > 0 && !l.text.is_empty()));
         }
     }
+}
+
+/// A trace sink that counts timeline records (all SMs, memory requests included).
+#[derive(Default)]
+struct Recorded {
+    records: usize,
+}
+
+impl gpusim::stats::trace::TraceSink for Recorded {
+    fn event(&mut self, _: gpusim::stats::WarpEvent) {}
+
+    fn timeline(&mut self) -> Option<&mut dyn gpusim::timeline::TimelineSink> {
+        Some(self)
+    }
+}
+
+impl gpusim::timeline::TimelineSink for Recorded {
+    fn records_sm(&self, _: u32) -> bool {
+        true
+    }
+    fn records_memory(&self) -> bool {
+        true
+    }
+    fn counter_interval(&self) -> u64 {
+        100
+    }
+    fn launch_begin(&mut self, _: &gpusim::timeline::LaunchShape) {}
+    fn record(&mut self, _: u32, _: gpusim::timeline::Record) {
+        self.records += 1;
+    }
+    fn counters(&mut self, _: &gpusim::timeline::CounterSample) {}
+    fn fault(&mut self, _: u64, _: &str) {}
+    fn launch_end(&mut self, _: u64) {}
 }

@@ -487,7 +487,8 @@ pub fn run_launch_observed(
                 // are in (cycle, SM) order.
                 drain_events(&mut sms, trace);
                 if let (Some(tap), Some(sink)) = (timeline.as_mut(), trace.timeline()) {
-                    tap.after_cycle(sink, &mut sms, cycle, f64::from(governor.mhz()));
+                    let clock = super::timeline_tap::Clock::of(&governor);
+                    tap.after_cycle(sink, &mut sms, cycle, clock);
                 }
                 deliver(
                     &mut outbox,
@@ -590,7 +591,12 @@ pub fn run_launch_observed(
         if let Some(f) = &fault {
             sink.fault(cycles.saturating_sub(1), f.kind.name());
         }
-        tap.end(sink, &mut sms, cycles, f64::from(governor.mhz()));
+        tap.end(
+            sink,
+            &mut sms,
+            cycles,
+            super::timeline_tap::Clock::of(&governor),
+        );
     };
     let wall = started.elapsed().as_secs_f64();
     let mut stats = KernelStats::collect(

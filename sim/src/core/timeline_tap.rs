@@ -40,6 +40,22 @@ impl Totals {
     }
 }
 
+/// The clock and power when a sample is taken (`power::Governor`).
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    pub mhz: f64,
+    pub watts: Option<f64>,
+}
+
+impl Clock {
+    pub fn of(g: &crate::power::Governor) -> Clock {
+        Clock {
+            mhz: f64::from(g.mhz()),
+            watts: g.last_watts(),
+        }
+    }
+}
+
 /// One launch's timeline recording.
 pub struct TimelineTap {
     interval: u64,
@@ -86,21 +102,21 @@ impl TimelineTap {
         sink: &mut dyn TimelineSink,
         sms: &mut [Sm],
         cycle: u64,
-        mhz: f64,
+        clock: Clock,
     ) {
         self.drain(sink, sms, None);
         if cycle + 1 >= self.next_sample {
-            self.sample(sink, sms, cycle + 1, mhz);
+            self.sample(sink, sms, cycle + 1, clock);
             // The loop may jump over cycles: the next sample is the next boundary after this.
             self.next_sample = (cycle + 1) / self.interval * self.interval + self.interval;
         }
     }
 
     /// The launch ended after `cycles` cycles (or faulted): close every open interval.
-    pub fn end(&mut self, sink: &mut dyn TimelineSink, sms: &mut [Sm], cycles: u64, mhz: f64) {
+    pub fn end(&mut self, sink: &mut dyn TimelineSink, sms: &mut [Sm], cycles: u64, clock: Clock) {
         self.drain(sink, sms, Some(cycles));
         if cycles > self.last.cycle {
-            self.sample(sink, sms, cycles, mhz);
+            self.sample(sink, sms, cycles, clock);
         }
         sink.launch_end(cycles);
     }
@@ -114,7 +130,7 @@ impl TimelineTap {
         }
     }
 
-    fn sample(&mut self, sink: &mut dyn TimelineSink, sms: &[Sm], cycle: u64, mhz: f64) {
+    fn sample(&mut self, sink: &mut dyn TimelineSink, sms: &[Sm], cycle: u64, clock: Clock) {
         let now = Totals::now(sms, cycle);
         let d = |a: u64, b: u64| a.saturating_sub(b) as f64;
         let cycles = d(now.cycle, self.last.cycle).max(1.0);
@@ -133,7 +149,8 @@ impl TimelineTap {
             ),
             interconnect_bytes_per_cycle: d(now.icnt_bytes, self.last.icnt_bytes) / cycles,
             dram_bytes_per_cycle: d(now.dram_bytes, self.last.dram_bytes) / cycles,
-            clock_mhz: mhz,
+            clock_mhz: clock.mhz,
+            power_watts: clock.watts,
         });
         self.last = now;
     }

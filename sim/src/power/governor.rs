@@ -143,6 +143,12 @@ impl Governor {
         self.mhz
     }
 
+    /// The average power of the last closed control interval (None before the first, or
+    /// without a power model): the timeline's power counter.
+    pub fn last_watts(&self) -> Option<f64> {
+        self.timeline.last().and_then(|i| i.watts)
+    }
+
     /// Whether an interval ends with `cycle` (checked after each simulated cycle).
     #[inline]
     pub fn due(&self, cycle: u64) -> bool {

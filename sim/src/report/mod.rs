@@ -74,8 +74,13 @@ pub fn report(
         .find_map(|k| k.source.as_ref())
         .and_then(|v| std::fs::read_to_string(&v.file).ok())
         .unwrap_or_default();
+    let config_text = match config {
+        Some(p) => std::fs::read_to_string(p).unwrap_or_default(),
+        None => crate::config::TINY_YAML.to_string(),
+    };
     let view = page::View {
         manifest,
+        config: (config, &config_text, sets),
         out: &out,
         fault: fault.as_ref().map(|f| f.to_string()),
         source: &src,

@@ -10,6 +10,8 @@ use std::path::Path;
 /// Everything a page shows.
 pub struct View<'a> {
     pub manifest: &'a Path,
+    /// The config file (None: the embedded tiny GPU), its text and the `--set` overrides.
+    pub config: (Option<&'a Path>, &'a str, &'a [(String, String)]),
     pub out: &'a RunOutput,
     pub fault: Option<String>,
     /// The PTX file's text (empty when it could not be read).
@@ -107,7 +109,23 @@ fn summary(h: &mut String, v: &View) {
         let names: Vec<&str> = v.out.failures.iter().map(|f| f.buffer.as_str()).collect();
         format!("FAILED for {}", names.join(", "))
     };
-    let _ = writeln!(h, "<p>Checks: {}</p></section>", esc(&checks));
+    let _ = writeln!(h, "<p>Checks: {}</p>", esc(&checks));
+    let (path, text, sets) = v.config;
+    let name = path.map_or("configs/tiny.yaml (embedded)".to_string(), |p| {
+        p.display().to_string()
+    });
+    let overrides: Vec<String> = sets.iter().map(|(k, x)| format!("{k}={x}")).collect();
+    let _ = writeln!(
+        h,
+        "<details><summary>Config: {}{}</summary><pre>{}</pre></details></section>",
+        esc(&name),
+        if overrides.is_empty() {
+            String::new()
+        } else {
+            esc(&format!(" with --set {}", overrides.join(" ")))
+        },
+        esc(text)
+    );
 }
 
 fn charts(h: &mut String, v: &View) {

@@ -376,6 +376,9 @@ impl TimelineSink for TimelineWriter {
         );
         self.counter(c.cycle, "DRAM bytes/cycle", c.dram_bytes_per_cycle);
         self.counter(c.cycle, "core clock MHz", c.clock_mhz);
+        if let Some(w) = c.power_watts {
+            self.counter(c.cycle, "power W", w);
+        }
     }
 
     fn fault(&mut self, cycle: u64, what: &str) {

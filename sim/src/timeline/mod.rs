@@ -83,6 +83,9 @@ pub struct CounterSample {
     pub interconnect_bytes_per_cycle: f64,
     pub dram_bytes_per_cycle: f64,
     pub clock_mhz: f64,
+    /// The power model's average over its last closed control interval (configs with a
+    /// `power` section).
+    pub power_watts: Option<f64>,
 }
 
 /// A consumer of timeline records (`TimelineWriter`; tests keep them in memory).
