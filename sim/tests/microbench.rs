@@ -249,12 +249,13 @@ fn occupancy_limits() {
 use gpusim::microbench::{self as mb, Bench, Gpu};
 
 /// The shipped configs.
-const SHIPPED: [&str; 5] = [
+const SHIPPED: [&str; 6] = [
     "tiny",
     "fermi-gtx480",
     "volta-v100",
     "ampere-a100",
     "hopper-h100",
+    "hopper-h200",
 ];
 
 fn shipped_gpu(name: &str) -> Gpu {
@@ -349,7 +350,7 @@ fn idle_latencies_are_the_configured_ones_on_every_config() {
 }
 
 /// The streams reach the configured L2 and DRAM bandwidth within 5 % on tiny, volta-v100,
-/// ampere-a100 and hopper-h100, each with a grid sized for its GPU (`mb::stream_ctas`,
+/// ampere-a100, hopper-h100 and hopper-h200, each with a grid sized for its GPU (`mb::stream_ctas`,
 /// `mb::stream_l2_words`), and the L2 window reads nothing from DRAM. (fermi-gtx480 does not:
 /// its crossbar ports, 12 × 20 B/cycle for 128-byte replies with 8-byte headers, bind the L2
 /// stream at 224 of 256 B/cycle, and its 32 MSHRs per SM the DRAM stream at 119.5 of 127 —
@@ -360,7 +361,13 @@ fn idle_latencies_are_the_configured_ones_on_every_config() {
 #[test]
 fn streams_reach_the_configured_bandwidth() {
     measure("streams", |b, report| {
-        for name in ["tiny", "volta-v100", "ampere-a100", "hopper-h100"] {
+        for name in [
+            "tiny",
+            "volta-v100",
+            "ampere-a100",
+            "hopper-h100",
+            "hopper-h200",
+        ] {
             let l2 = streams_within(b, report, name, &issue_gpu(name), 0.95..=1.05);
             assert_eq!(
                 l2.delta(|m| m.dram_bytes),

@@ -33,6 +33,7 @@ fn shipped_configs_name_their_generation_and_use_auto() {
         ("volta-v100", "sm_70", true),
         ("ampere-a100", "sm_80", true),
         ("hopper-h100", "sm_90", true),
+        ("hopper-h200", "sm_90", true),
     ] {
         let c = shipped(name);
         assert_eq!(c.sm.arch.to_string(), arch, "{name}");
