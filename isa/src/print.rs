@@ -42,8 +42,17 @@ pub fn function_to_ptx(m: &Module, f: &Function) -> String {
     for line in reg_declarations(&f.regs) {
         let _ = writeln!(s, "\t{line}");
     }
-    for v in &f.frame_vars {
-        let sym = m.symbol(*v);
+    // The body's own `.shared` arrays (placed per kernel, `Module::shared_layout`), then its
+    // frame variables.
+    let id = m.find_function(&f.name);
+    let body_shared = m
+        .symbols
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.space == Space::Shared && s.owner.is_some() && s.owner == id)
+        .map(|(i, _)| SymbolId(i as u32));
+    for v in body_shared.chain(f.frame_vars.iter().copied()) {
+        let sym = m.symbol(v);
         let _ = writeln!(
             s,
             "\t.{} .align {} .{} {}[{}];",

@@ -1083,6 +1083,23 @@ fn ptx_prints_compact_registers_source_cfgs_and_dot() {
         assert!(r.stdout.contains(decl), "{decl}: {}", r.stdout);
     }
     assert_eq!(r.stdout.matches(".reg ").count(), 4, "{}", r.stdout);
+    // The listing, body-declared `.shared` arrays included, parses again on its own.
+    assert!(
+        r.stdout
+            .contains(".shared .align 4 .b8 _ZZ11sgemm_tiledE2As[1024];"),
+        "{}",
+        r.stdout
+    );
+    let dir = scratch("reprint");
+    let again = dir.join("again.ptx");
+    let header = ".version 8.8\n.target sm_52\n.address_size 64\n.visible ";
+    std::fs::write(&again, format!("{header}{}", r.stdout)).unwrap();
+    let parsed = gpusim(&["ptx".as_ref(), again.as_os_str()]).expect(0);
+    assert!(
+        parsed.stdout.starts_with("entry sgemm_tiled:"),
+        "{}",
+        parsed.stdout
+    );
     let file = "traces/semantics/t2_if_else_notokens/t2_if_else_notokens.ptx";
     let source = gpusim(&["ptx", "--cfg=source", file]).expect(0).stdout;
     let tokens = gpusim(&["ptx", "--cfg", file]).expect(0).stdout;
