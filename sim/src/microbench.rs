@@ -503,12 +503,13 @@ pub type DramGeometry = (u32, u32, u32, u32);
 
 /// The DRAM geometries the row-locality tables exist for (memsys.py ROW_GEOMETRIES), with the
 /// manifests' suffix.
-pub const ROW_GEOMETRIES: [(&str, DramGeometry); 5] = [
+pub const ROW_GEOMETRIES: [(&str, DramGeometry); 6] = [
     ("tiny", (2, 16, 2048, 256)),
     ("gtx480", (6, 16, 4096, 256)),
     ("v100", (32, 16, 2048, 256)),
     ("a100", (40, 16, 2048, 256)),
     ("h100", (40, 64, 2048, 256)),
+    ("h200", (48, 64, 2048, 256)),
 ];
 
 /// The suffix of the row-locality manifests built for `cfg`'s DRAM geometry.

@@ -268,6 +268,7 @@ ROW_GEOMETRIES = {
     "v100": (32, 16, 2048, 256),
     "a100": (40, 16, 2048, 256),
     "h100": (40, 64, 2048, 256),
+    "h200": (48, 64, 2048, 256),
 }
 ROW_BANK = 0
 ROW_LINES = 16  # lines read from each row per iteration (a 2 KiB row holds 16)
